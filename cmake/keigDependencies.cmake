@@ -1,0 +1,27 @@
+# Finds what keig links against; used by the build and by keigConfig.cmake,
+# so a consumer's find_package(keig) resolves the same dependencies.
+include_guard(GLOBAL)
+include(CMakeFindDependencyMacro)
+
+macro(keig_find_dependencies)
+  find_package(Kokkos 3.4 REQUIRED)
+  find_package(KokkosKernels REQUIRED)
+  if(NOT DEFINED BLA_VENDOR)
+    set(BLA_VENDOR OpenBLAS)
+  endif()
+  find_package(BLAS REQUIRED)
+  find_package(LAPACK REQUIRED)
+  if(NOT TARGET keig::lapacke)
+    find_path(KEIG_LAPACKE_INCLUDE_DIR lapacke.h)
+    find_library(KEIG_LAPACKE_LIBRARY lapacke)
+    if(NOT KEIG_LAPACKE_INCLUDE_DIR OR NOT KEIG_LAPACKE_LIBRARY)
+      message(FATAL_ERROR "keig: LAPACKE not found (Debian: liblapacke-dev; or set KEIG_LAPACKE_LIBRARY)")
+    endif()
+    add_library(keig::lapacke UNKNOWN IMPORTED)
+    set_target_properties(keig::lapacke PROPERTIES IMPORTED_LOCATION "${KEIG_LAPACKE_LIBRARY}"
+                                                   INTERFACE_INCLUDE_DIRECTORIES "${KEIG_LAPACKE_INCLUDE_DIR}")
+  endif()
+  if(Kokkos_ENABLE_CUDA)
+    find_package(CUDAToolkit REQUIRED)
+  endif()
+endmacro()
