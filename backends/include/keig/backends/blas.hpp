@@ -1,0 +1,109 @@
+// BLAS-3 on canonical views, dispatched on the execution space: cuBLAS on the
+// instance's stream for Kokkos::Cuda, CBLAS (OpenBLAS) for host spaces.
+// Shapes are checked here so stages fail with a named argument, not a crash.
+#pragma once
+
+#include <string>
+
+#include "keig/backends/context.hpp"
+#include "keig/backends/cuda.hpp"
+#include "keig/backends/host.hpp"
+#include "keig/errors.hpp"
+#include "keig/views/matrix.hpp"
+
+namespace keig::backends {
+
+namespace detail {
+inline void require(bool ok, const char* routine, const char* argument, const std::string& what) {
+  if (!ok) throw InvalidArgument(argument, std::string(routine) + ": " + what);
+}
+template <class M>
+index_t rows_of(const M& a, Op op) { return op == Op::NoTrans ? a.extent(0) : a.extent(1); }
+template <class M>
+index_t cols_of(const M& a, Op op) { return op == Op::NoTrans ? a.extent(1) : a.extent(0); }
+}  // namespace detail
+
+// C = alpha op(A) op(B) + beta C
+template <class T, class ExecSpace>
+void gemm(const Context<ExecSpace>& ctx, Op ta, Op tb, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
+          const Matrix<T, ExecSpace>& b, nondeduced_t<T> beta, const Matrix<T, ExecSpace>& c) {
+  const index_t m = c.extent(0), n = c.extent(1), k = detail::cols_of(a, ta);
+  detail::require(detail::rows_of(a, ta) == m, "gemm", "A", "rows of op(A) differ from rows of C");
+  detail::require(detail::rows_of(b, tb) == k && detail::cols_of(b, tb) == n, "gemm", "B",
+                  "op(B) is not k x n");
+  if (m == 0 || n == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::gemm(ctx, ta, tb, m, n, k, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b), beta,
+               c.data(), leading_dimension(c));
+  else
+    host::gemm(ta, tb, m, n, k, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b), beta,
+               c.data(), leading_dimension(c));
+}
+
+// C = alpha A B + beta C (side Left) or alpha B A + beta C (Right), A Hermitian.
+template <class T, class ExecSpace>
+void symm(const Context<ExecSpace>& ctx, Side side, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
+          const Matrix<T, ExecSpace>& b, nondeduced_t<T> beta, const Matrix<T, ExecSpace>& c) {
+  const index_t m = c.extent(0), n = c.extent(1);
+  const index_t ka = side == Side::Left ? m : n;
+  detail::require(a.extent(0) == ka && a.extent(1) == ka, "symm", "A", "A must be square and match C");
+  detail::require(b.extent(0) == m && b.extent(1) == n, "symm", "B", "B must have the shape of C");
+  if (m == 0 || n == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::symm(ctx, side, uplo, m, n, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b), beta,
+               c.data(), leading_dimension(c));
+  else
+    host::symm(side, uplo, m, n, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b), beta,
+               c.data(), leading_dimension(c));
+}
+
+// C = alpha A B^H + conj(alpha) B A^H + beta C (trans NoTrans; A, B n x k), C Hermitian.
+template <class T, class ExecSpace>
+void syr2k(const Context<ExecSpace>& ctx, Uplo uplo, Op trans, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
+           const Matrix<T, ExecSpace>& b, nondeduced_t<real_t<T>> beta, const Matrix<T, ExecSpace>& c) {
+  const index_t n = c.extent(0), k = detail::cols_of(a, trans);
+  detail::require(c.extent(1) == n, "syr2k", "C", "C must be square");
+  detail::require(detail::rows_of(a, trans) == n, "syr2k", "A", "op(A) must have n rows");
+  detail::require(detail::rows_of(b, trans) == n && detail::cols_of(b, trans) == k, "syr2k", "B",
+                  "B must have the shape of A");
+  if (n == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::syr2k(ctx, uplo, trans, n, k, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b), beta,
+                c.data(), leading_dimension(c));
+  else
+    host::syr2k(uplo, trans, n, k, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b), beta,
+                c.data(), leading_dimension(c));
+}
+
+// B = alpha op(A)^{-1} B (Left) or alpha B op(A)^{-1} (Right), A triangular.
+template <class T, class ExecSpace>
+void trsm(const Context<ExecSpace>& ctx, Side side, Uplo uplo, Op ta, Diag diag, nondeduced_t<T> alpha,
+          const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b) {
+  const index_t m = b.extent(0), n = b.extent(1), ka = side == Side::Left ? m : n;
+  detail::require(a.extent(0) == ka && a.extent(1) == ka, "trsm", "A", "A must be square and match B");
+  if (m == 0 || n == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::trsm(ctx, side, uplo, ta, diag, m, n, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b));
+  else
+    host::trsm(side, uplo, ta, diag, m, n, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b));
+}
+
+// B = alpha op(A) B (Left) or alpha B op(A) (Right), A triangular.
+template <class T, class ExecSpace>
+void trmm(const Context<ExecSpace>& ctx, Side side, Uplo uplo, Op ta, Diag diag, nondeduced_t<T> alpha,
+          const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b) {
+  const index_t m = b.extent(0), n = b.extent(1), ka = side == Side::Left ? m : n;
+  detail::require(a.extent(0) == ka && a.extent(1) == ka, "trmm", "A", "A must be square and match B");
+  if (m == 0 || n == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::trmm(ctx, side, uplo, ta, diag, m, n, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b));
+  else
+    host::trmm(side, uplo, ta, diag, m, n, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b));
+}
+
+}  // namespace keig::backends

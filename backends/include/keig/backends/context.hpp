@@ -1,0 +1,61 @@
+// A backend context binds vendor-library state to one execution-space
+// instance: on host spaces just the instance; on Kokkos::Cuda a cuBLAS and a
+// cuSOLVER handle whose stream is the instance's stream. Drivers create one
+// per call (no global handles), so concurrent calls on different instances
+// never share state.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+struct cublasContext;
+struct cusolverDnContext;
+struct cusolverDnParams;
+
+namespace keig::backends {
+
+template <class ExecSpace>
+class Context {
+ public:
+  explicit Context(const ExecSpace& space) : space_(space) {}
+  const ExecSpace& space() const { return space_; }
+  // Host vendor calls run on the calling thread: earlier Kokkos work on the
+  // instance must be complete first.
+  void before_vendor_call() const { space_.fence(); }
+
+ private:
+  ExecSpace space_;
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+template <>
+class Context<Kokkos::Cuda> {
+ public:
+  explicit Context(const Kokkos::Cuda& space);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const Kokkos::Cuda& space() const { return space_; }
+  cublasContext* blas() const { return blas_; }
+  cusolverDnContext* solver() const { return solver_; }
+  cusolverDnParams* solver_params() const { return params_; }
+  // Vendor calls are enqueued on the instance's stream: nothing to wait for.
+  void before_vendor_call() const {}
+
+ private:
+  Kokkos::Cuda space_;
+  cublasContext* blas_ = nullptr;
+  cusolverDnContext* solver_ = nullptr;
+  cusolverDnParams* params_ = nullptr;
+};
+#endif
+
+template <class ExecSpace>
+inline constexpr bool is_cuda_space_v =
+#if defined(KOKKOS_ENABLE_CUDA)
+    std::is_same_v<ExecSpace, Kokkos::Cuda>;
+#else
+    false;
+#endif
+
+}  // namespace keig::backends

@@ -1,0 +1,81 @@
+// CUDA vendor layer: cuBLAS and cuSOLVER on the stream of a
+// Context<Kokkos::Cuda>, with the same signatures and conventions as
+// keig/backends/host.hpp (device pointers; positive info returned, negative
+// info and non-success status thrown). Compiled only when Kokkos has CUDA.
+#pragma once
+
+#include <cstdint>
+
+#include "keig/backends/context.hpp"
+#include "keig/backends/types.hpp"
+#include "keig/options.hpp"
+#include "keig/views/scalar.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace keig::backends::cuda {
+
+using index_t = std::int64_t;
+using CudaContext = Context<Kokkos::Cuda>;
+
+template <class T>
+void gemm(const CudaContext&, Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
+          const T* b, index_t ldb, T beta, T* c, index_t ldc);
+template <class T>
+void symm(const CudaContext&, Side side, Uplo uplo, index_t m, index_t n, T alpha, const T* a, index_t lda,
+          const T* b, index_t ldb, T beta, T* c, index_t ldc);
+template <class T>
+void syr2k(const CudaContext&, Uplo uplo, Op trans, index_t n, index_t k, T alpha, const T* a, index_t lda,
+           const T* b, index_t ldb, real_t<T> beta, T* c, index_t ldc);
+template <class T>
+void trsm(const CudaContext&, Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a,
+          index_t lda, T* b, index_t ldb);
+template <class T>
+void trmm(const CudaContext&, Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a,
+          index_t lda, T* b, index_t ldb);
+
+template <class T>
+[[nodiscard]] index_t potrf(const CudaContext&, Uplo uplo, index_t n, T* a, index_t lda);
+template <class T>
+[[nodiscard]] index_t geqrf(const CudaContext&, index_t m, index_t n, T* a, index_t lda, T* tau);
+template <class T>
+[[nodiscard]] index_t larft(const CudaContext&, index_t n, index_t k, const T* v, index_t ldv, const T* tau, T* t,
+                            index_t ldt);
+
+// Xsyevd (all pairs, in place) and Xsyevdx (all or a subset; the m
+// eigenvectors found overwrite the first m columns of a).
+template <class T>
+[[nodiscard]] index_t syevd(const CudaContext&, Job job, Uplo uplo, index_t n, T* a, index_t lda, real_t<T>* w);
+template <class T>
+[[nodiscard]] index_t syevdx(const CudaContext&, Job job, const Range& range, Uplo uplo, index_t n, T* a,
+                             index_t lda, index_t& m, real_t<T>* w);
+// ?sygvd / ?sygvdx (32-bit cuSOLVER API; eigenvectors overwrite a).
+template <class T>
+[[nodiscard]] index_t sygvd(const CudaContext&, GeneralizedType type, Job job, Uplo uplo, index_t n, T* a,
+                            index_t lda, T* b, index_t ldb, real_t<T>* w);
+template <class T>
+[[nodiscard]] index_t sygvdx(const CudaContext&, GeneralizedType type, Job job, const Range& range, Uplo uplo,
+                             index_t n, T* a, index_t lda, T* b, index_t ldb, index_t& m, real_t<T>* w);
+
+}  // namespace keig::backends::cuda
+#else
+// Without CUDA the names exist (for dispatch code in discarded `if constexpr`
+// branches) but can never be called.
+namespace keig::backends::cuda {
+#define KEIG_CUDA_UNAVAILABLE(name) \
+  template <class... Args>          \
+  std::int64_t name(Args&&...) = delete;
+KEIG_CUDA_UNAVAILABLE(gemm)
+KEIG_CUDA_UNAVAILABLE(symm)
+KEIG_CUDA_UNAVAILABLE(syr2k)
+KEIG_CUDA_UNAVAILABLE(trsm)
+KEIG_CUDA_UNAVAILABLE(trmm)
+KEIG_CUDA_UNAVAILABLE(potrf)
+KEIG_CUDA_UNAVAILABLE(geqrf)
+KEIG_CUDA_UNAVAILABLE(larft)
+KEIG_CUDA_UNAVAILABLE(syevd)
+KEIG_CUDA_UNAVAILABLE(syevdx)
+KEIG_CUDA_UNAVAILABLE(sygvd)
+KEIG_CUDA_UNAVAILABLE(sygvdx)
+#undef KEIG_CUDA_UNAVAILABLE
+}  // namespace keig::backends::cuda
+#endif

@@ -1,0 +1,86 @@
+// Host vendor layer: typed wrappers over CBLAS and LAPACKE (OpenBLAS), one
+// template per routine, explicitly instantiated for float, double,
+// Kokkos::complex<float> and Kokkos::complex<double> in backends/src/.
+//
+// Conventions: column-major, 0-based indices in keig's API (converted to
+// LAPACK's 1-based ones inside), `info < 0` is a keig bug and throws
+// BackendError, `info > 0` is returned to the caller, which must translate it
+// ([[nodiscard]]). For complex scalars symm/syr2k/syevd/... are the Hermitian
+// routines (hemm, her2k, heevd, ...).
+#pragma once
+
+#include <cstdint>
+
+#include "keig/backends/types.hpp"
+#include "keig/options.hpp"
+#include "keig/views/scalar.hpp"
+
+namespace keig::backends::host {
+
+using index_t = std::int64_t;
+
+// ---- BLAS-3
+template <class T>
+void gemm(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
+          index_t ldb, T beta, T* c, index_t ldc);
+template <class T>
+void symm(Side side, Uplo uplo, index_t m, index_t n, T alpha, const T* a, index_t lda, const T* b, index_t ldb,
+          T beta, T* c, index_t ldc);
+// C = alpha A B^H + conj(alpha) B A^H + beta C (trans = NoTrans), or with A^H B (trans = ConjTrans).
+template <class T>
+void syr2k(Uplo uplo, Op trans, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b, index_t ldb,
+           real_t<T> beta, T* c, index_t ldc);
+template <class T>
+void trsm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a, index_t lda, T* b,
+          index_t ldb);
+template <class T>
+void trmm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a, index_t lda, T* b,
+          index_t ldb);
+
+// ---- LAPACK: factorizations
+template <class T>
+[[nodiscard]] index_t potrf(Uplo uplo, index_t n, T* a, index_t lda);
+template <class T>
+[[nodiscard]] index_t geqrf(index_t m, index_t n, T* a, index_t lda, T* tau);
+// Upper-triangular factor T of the forward, column-wise block reflector
+// H = I - V T V^H of k reflectors of length n (LAPACK larft 'F', 'C').
+template <class T>
+[[nodiscard]] index_t larft(index_t n, index_t k, const T* v, index_t ldv, const T* tau, T* t, index_t ldt);
+// Q (m x n) from geqrf's reflectors (orgqr / ungqr).
+template <class T>
+[[nodiscard]] index_t orgqr(index_t m, index_t n, index_t k, T* a, index_t lda, const T* tau);
+
+// ---- LAPACK: dense eigensolvers (the Vendor method and the test reference)
+// syevd: all pairs, in place (eigenvectors overwrite a when job == Vectors).
+template <class T>
+[[nodiscard]] index_t syevd(Job job, Uplo uplo, index_t n, T* a, index_t lda, real_t<T>* w);
+// syevr (MRRR) and syevx (bisection + inverse iteration): range-aware;
+// m receives the number found; eigenvectors go to z (n x m).
+template <class T>
+[[nodiscard]] index_t syevr(Job job, const Range& range, Uplo uplo, index_t n, T* a, index_t lda, index_t& m,
+                            real_t<T>* w, T* z, index_t ldz);
+template <class T>
+[[nodiscard]] index_t syevx(Job job, const Range& range, Uplo uplo, index_t n, T* a, index_t lda, index_t& m,
+                            real_t<T>* w, T* z, index_t ldz);
+// Generalized, B SPD: info in (n, 2n] means B's leading minor info - n is not positive.
+template <class T>
+[[nodiscard]] index_t sygvd(GeneralizedType type, Job job, Uplo uplo, index_t n, T* a, index_t lda, T* b,
+                            index_t ldb, real_t<T>* w);
+template <class T>
+[[nodiscard]] index_t sygvx(GeneralizedType type, Job job, const Range& range, Uplo uplo, index_t n, T* a,
+                            index_t lda, T* b, index_t ldb, index_t& m, real_t<T>* w, T* z, index_t ldz);
+
+// ---- LAPACK: symmetric tridiagonal eigensolvers (real d, e; real Z)
+// stedc: all pairs by divide and conquer; z receives the tridiagonal's eigenvectors.
+template <class R>
+[[nodiscard]] index_t stedc(Job job, index_t n, R* d, R* e, R* z, index_t ldz);
+// stebz + stein: bisection for the wanted eigenvalues, inverse iteration for vectors.
+template <class R>
+[[nodiscard]] index_t stebz_stein(Job job, const Range& range, index_t n, const R* d, const R* e, index_t& m, R* w,
+                                  R* z, index_t ldz);
+// stemr: MRRR for all or a subset.
+template <class R>
+[[nodiscard]] index_t stemr(Job job, const Range& range, index_t n, R* d, R* e, index_t& m, R* w, R* z,
+                            index_t ldz);
+
+}  // namespace keig::backends::host

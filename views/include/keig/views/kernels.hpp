@@ -1,0 +1,65 @@
+// Small data-parallel kernels over canonical views that every stage uses:
+// copies, the finite-input check, identity. Written once as Kokkos patterns.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include "keig/options.hpp"
+#include "keig/views/matrix.hpp"
+
+namespace keig {
+
+// dst(i, j) = src(i, j) for the whole matrix (LAPACK lacpy 'A').
+template <class T, class ExecSpace>
+void copy_matrix(const ExecSpace& space, const Matrix<T, ExecSpace>& src, const Matrix<T, ExecSpace>& dst) {
+  const index_t rows = src.extent(0), cols = src.extent(1);
+  if (rows == 0 || cols == 0) return;
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::copy_matrix", Policy(space, {0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j) { dst(i, j) = src(i, j); });
+}
+
+template <class T, class ExecSpace>
+void copy_vector(const ExecSpace& space, const Vector<T, ExecSpace>& src, const Vector<T, ExecSpace>& dst) {
+  const index_t n = src.extent(0);
+  if (n == 0) return;
+  Kokkos::parallel_for(
+      "keig::copy_vector", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const index_t i) { dst(i) = src(i); });
+}
+
+// Column-major linear index (col * rows + row) of the first NaN/Inf in the
+// referenced triangle of a square matrix, or -1. Blocks the host until known.
+template <class T, class ExecSpace>
+index_t find_nonfinite(const ExecSpace& space, const Matrix<T, ExecSpace>& a, Uplo uplo) {
+  const index_t n = a.extent(0);
+  if (n == 0) return -1;
+  const bool lower = uplo == Uplo::Lower;
+  index_t first = n * n;
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_reduce(
+      "keig::find_nonfinite", Policy(space, {0, 0}, {n, n}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j, index_t& found) {
+        const bool referenced = lower ? i >= j : i <= j;
+        if (referenced && !is_finite(a(i, j))) {
+          const index_t linear = j * n + i;
+          if (linear < found) found = linear;
+        }
+      },
+      Kokkos::Min<index_t>(first));
+  return first < n * n ? first : -1;
+}
+
+// z = I (rows x cols, ones on the main diagonal).
+template <class T, class ExecSpace>
+void set_identity(const ExecSpace& space, const Matrix<T, ExecSpace>& z) {
+  const index_t rows = z.extent(0), cols = z.extent(1);
+  if (rows == 0 || cols == 0) return;
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::set_identity", Policy(space, {0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j) { z(i, j) = T(i == j ? 1 : 0); });
+}
+
+}  // namespace keig
