@@ -1,0 +1,259 @@
+// End-to-end keig::eigh / eigvalsh on the backend under test, checked against
+// the accuracy contract, LAPACK on the host and the known spectra.
+#include "support.hpp"
+
+namespace keig::test {
+namespace {
+
+template <class T>
+class Eigh : public ::testing::Test {};
+TYPED_TEST_SUITE(Eigh, Scalars);
+
+const std::vector<index_t> kSizes = {0, 1, 2, 3, 31, 32, 33, 100, 257};
+
+struct Solved {
+  index_t m;
+  double residual, orthogonality, vs_lapack, vs_known;
+  bool ascending;
+};
+
+template <class T>
+Solved solve_and_check(const TestMatrix<T>& problem, const Options& options, bool vectors = true) {
+  const index_t n = problem.a.extent(0);
+  auto a = to_space(problem.a);
+  SpaceVector<real_t<T>> w("w", n);
+  SpaceMatrix<T> z("Z", n, n);
+  const Result r = vectors ? eigh(Space(), a, w, z, options) : eigvalsh(Space(), a, w, options);
+  auto wh = to_host(w);
+  Solved s{r.eigenvalues_found, 0, 0, 0, 0, is_ascending(wh, r.eigenvalues_found)};
+  if (vectors) {
+    auto zh = to_host(z);
+    s.residual = scaled_residual(problem.a, wh, zh, s.m);
+    s.orthogonality = scaled_orthogonality(zh, s.m);
+  }
+  const auto ref = reference_eigenvalues(problem.a);
+  std::vector<real_t<T>> ref_subset = ref, known_subset = problem.eigenvalues;
+  if (options.range.kind == Range::Kind::Index) {
+    ref_subset.assign(ref.begin() + options.range.il, ref.begin() + options.range.iu + 1);
+    if (!known_subset.empty())
+      known_subset.assign(problem.eigenvalues.begin() + options.range.il, problem.eigenvalues.begin() + options.range.iu + 1);
+  }
+  if (options.range.kind != Range::Kind::Value) {
+    s.vs_lapack = scaled_eigenvalue_error(problem.a, wh, ref_subset, s.m);
+    if (!known_subset.empty()) s.vs_known = scaled_eigenvalue_error(problem.a, wh, known_subset, s.m);
+  }
+  return s;
+}
+
+TYPED_TEST(Eigh, KnownSpectraAllSizesBothTriangles) {
+  using T = TypeParam;
+  for (MatrixKind kind : all_matrix_kinds()) {
+    for (index_t n : kSizes) {
+      for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+        if (n > 100 && uplo == Uplo::Upper) continue;  // the large size once per kind keeps the suite short
+        SCOPED_TRACE(describe(to_string(kind), n, uplo));
+        const auto problem = generate<T>(kind, n, /*seed=*/n + 7);
+        Options options;
+        options.uplo = uplo;
+        const Solved s = solve_and_check(problem, options);
+        EXPECT_EQ(s.m, n);
+        EXPECT_TRUE(s.ascending);
+        EXPECT_LE(s.residual, kContract);
+        EXPECT_LE(s.orthogonality, kContract);
+        EXPECT_LE(s.vs_lapack, kContract);
+        EXPECT_LE(s.vs_known, kContract);
+      }
+    }
+  }
+}
+
+TYPED_TEST(Eigh, ValuesOnlyMatchesLapack) {
+  using T = TypeParam;
+  for (MatrixKind kind : {MatrixKind::Random, MatrixKind::Graded, MatrixKind::Clement}) {
+    for (index_t n : {index_t(0), index_t(1), index_t(33), index_t(100)}) {
+      SCOPED_TRACE(describe(to_string(kind), n, Uplo::Lower));
+      const Solved s = solve_and_check(generate<T>(kind, n, 3), Options{}, /*vectors=*/false);
+      EXPECT_EQ(s.m, n);
+      EXPECT_TRUE(s.ascending);
+      EXPECT_LE(s.vs_lapack, kContract);
+      EXPECT_LE(s.vs_known, kContract);
+    }
+  }
+}
+
+TYPED_TEST(Eigh, IndexRangeEverySolver) {
+  using T = TypeParam;
+  for (TridiagonalSolver solver : {TridiagonalSolver::Auto, TridiagonalSolver::MRRR,
+                                   TridiagonalSolver::BisectionInverseIteration}) {
+    for (index_t n : {index_t(1), index_t(33), index_t(100)}) {
+      for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+        SCOPED_TRACE(describe(to_string(solver), n, uplo));
+        Options options;
+        options.uplo = uplo;
+        options.tridiagonal_solver = solver;
+        options.range = Range::index(n / 4, n / 2);
+        const Solved s = solve_and_check(generate<T>(MatrixKind::Uniform, n, 5), options);
+        EXPECT_EQ(s.m, n / 2 - n / 4 + 1);
+        EXPECT_TRUE(s.ascending);
+        EXPECT_LE(s.residual, kContract);
+        EXPECT_LE(s.orthogonality, kContract);
+        EXPECT_LE(s.vs_lapack, kContract);
+        EXPECT_LE(s.vs_known, kContract);
+      }
+    }
+  }
+}
+
+TYPED_TEST(Eigh, ValueRangeSelectsTheRightEigenvalues) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const index_t n = 100;
+  const auto problem = generate<T>(MatrixKind::Uniform, n, 11);
+  // Eigenvalues are -1 + 2i/99; (vl, vu] between grid points selects i = 30..59.
+  const double step = 2.0 / 99.0;
+  const double vl = -1 + step * 29.5, vu = -1 + step * 59.5;
+  for (TridiagonalSolver solver : {TridiagonalSolver::Auto, TridiagonalSolver::BisectionInverseIteration}) {
+    SCOPED_TRACE(to_string(solver));
+    Options options;
+    options.range = Range::value(vl, vu);
+    options.tridiagonal_solver = solver;
+    auto a = to_space(problem.a);
+    SpaceVector<R> w("w", n);
+    SpaceMatrix<T> z("Z", n, n);
+    const Result r = eigh(Space(), a, w, z, options);
+    ASSERT_EQ(r.eigenvalues_found, 30);
+    auto wh = to_host(w);
+    auto zh = to_host(z);
+    std::vector<R> expected(problem.eigenvalues.begin() + 30, problem.eigenvalues.begin() + 60);
+    EXPECT_LE(scaled_eigenvalue_error(problem.a, wh, expected, 30), kContract);
+    EXPECT_LE(scaled_residual(problem.a, wh, zh, 30), kContract);
+    EXPECT_LE(scaled_orthogonality(zh, 30), kContract);
+  }
+}
+
+TYPED_TEST(Eigh, SubviewsAndPaddedLeadingDimension) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const index_t n = 40;
+  const auto problem = generate<T>(MatrixKind::Uniform, n, 13);
+  // A lives inside a larger matrix (leading dimension 53), Z and w too.
+  SpaceMatrix<T> big_a("big A", 53, 47), big_z("big Z", 61, 45);
+  SpaceVector<R> big_w("big w", 70);
+  auto a = Kokkos::subview(big_a, std::make_pair(5, 45), std::make_pair(3, 43));
+  auto z = Kokkos::subview(big_z, std::make_pair(2, 42), std::make_pair(1, 41));
+  auto w = Kokkos::subview(big_w, std::make_pair(10, 50));
+  Kokkos::deep_copy(a, to_space(problem.a));
+  const Result r = eigh(Space(), a, w, z);
+  ASSERT_EQ(r.eigenvalues_found, n);
+  HostMatrix<T> zh("zh", n, n);
+  Kokkos::deep_copy(zh, z);
+  HostVector<R> wh("wh", n);
+  Kokkos::deep_copy(wh, w);
+  EXPECT_LE(scaled_residual(problem.a, wh, zh, n), kContract);
+  EXPECT_LE(scaled_eigenvalue_error(problem.a, wh, problem.eigenvalues, n), kContract);
+}
+
+TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
+  using T = TypeParam;
+  const auto problem = generate<T>(MatrixKind::Random, 50, 1);
+  auto a = to_space(problem.a);
+  SpaceVector<real_t<T>> w("w", 50);
+  SpaceMatrix<T> z("Z", 50, 50);
+  const Result r = eigh(a, w, z);  // default instance of A's execution space
+  EXPECT_EQ(r.execution_space, std::string(decltype(a)::execution_space::name()));
+  EXPECT_EQ(eigh(Space(), a, w, z).execution_space, std::string(Space::name()));
+  EXPECT_FALSE(r.method.empty());
+  EXPECT_FALSE(r.stages.empty());
+  EXPECT_GT(r.flops(), 0.0);
+  EXPECT_GE(r.seconds, 0.0);
+}
+
+// Generalized problems (vendor path until keig's own sygst lands).
+template <class T>
+class EighGeneralized : public ::testing::Test {};
+TYPED_TEST_SUITE(EighGeneralized, Scalars);
+
+TYPED_TEST(EighGeneralized, KnownSpectraType1) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  for (MatrixKind kind : {MatrixKind::Uniform, MatrixKind::Clustered, MatrixKind::Graded}) {
+    for (index_t n : {index_t(0), index_t(1), index_t(2), index_t(33), index_t(100)}) {
+      for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+        SCOPED_TRACE(describe(to_string(kind), n, uplo));
+        const double b_condition = 1e2;
+        const auto pair = generate_pair<T>(kind, n, b_condition, n + 1);
+        auto a = to_space(pair.a);
+        auto b = to_space(pair.b);
+        SpaceVector<R> w("w", n);
+        SpaceMatrix<T> z("Z", n, n);
+        Options options;
+        options.uplo = uplo;
+        const Result r = eigh(Space(), a, b, w, z, options);
+        ASSERT_EQ(r.eigenvalues_found, n);
+        auto wh = to_host(w);
+        auto zh = to_host(z);
+        EXPECT_TRUE(same_matrix(to_host(b), pair.b)) << "B must not be modified";
+        EXPECT_TRUE(is_ascending(wh, n));
+        EXPECT_LE(scaled_residual_generalized(pair.a, pair.b, wh, zh, n), kContract);
+        // B-orthogonality of Cholesky-based methods degrades with kappa(L) =
+        // sqrt(cond(B)) (back-substitution Z = L^-H Q); LAPACK ?sygvd: 18 here.
+        EXPECT_LE(scaled_b_orthogonality(pair.b, zh, n), kContract * std::sqrt(b_condition));
+        EXPECT_LE(scaled_eigenvalue_error_generalized(pair.a, pair.b, wh,
+                                                      reference_eigenvalues(pair.a, pair.b, GeneralizedType::AxLBx), n),
+                  kContract);
+        EXPECT_LE(scaled_eigenvalue_error_generalized(pair.a, pair.b, wh, pair.eigenvalues, n), kContract);
+      }
+    }
+  }
+}
+
+TYPED_TEST(EighGeneralized, Types2And3AndSubsetsMatchLapack) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const index_t n = 60;
+  const auto pair = generate_pair<T>(MatrixKind::Uniform, n, 10.0, 3);
+  for (GeneralizedType type : {GeneralizedType::AxLBx, GeneralizedType::ABxLx, GeneralizedType::BAxLx}) {
+    const auto ref = reference_eigenvalues(pair.a, pair.b, type);
+    for (bool subset : {false, true}) {
+      SCOPED_TRACE("type " + std::to_string(int(type)) + (subset ? " index subset" : " all"));
+      Options options;
+      options.generalized_type = type;
+      if (subset) options.range = Range::index(5, 20);
+      auto a = to_space(pair.a);
+      auto b = to_space(pair.b);
+      SpaceVector<R> w("w", n);
+      const Result r = eigvalsh(Space(), a, b, w, options);
+      const index_t m = subset ? 16 : n;
+      ASSERT_EQ(r.eigenvalues_found, m);
+      std::vector<R> expected(ref.begin() + (subset ? 5 : 0), ref.begin() + (subset ? 21 : n));
+      EXPECT_LE(scaled_eigenvalue_error_generalized(pair.a, pair.b, to_host(w), expected, m), kContract);
+    }
+  }
+}
+
+// cond(B) = 1e8 is beyond single precision (1/eps = 1.7e7): double scalars only.
+template <class T>
+void ill_conditioned_b() {
+  using R = real_t<T>;
+  const index_t n = 100;
+  const auto pair = generate_pair<T>(MatrixKind::Uniform, n, 1e8, 21);
+  auto a = to_space(pair.a);
+  auto b = to_space(pair.b);
+  SpaceVector<R> w("w", n);
+  SpaceMatrix<T> z("Z", n, n);
+  const Result r = eigh(Space(), a, b, w, z);
+  ASSERT_EQ(r.eigenvalues_found, n);
+  auto wh = to_host(w);
+  auto zh = to_host(z);
+  EXPECT_LE(scaled_residual_generalized(pair.a, pair.b, wh, zh, n), kContract);
+  EXPECT_LE(scaled_eigenvalue_error_generalized(pair.a, pair.b, wh, pair.eigenvalues, n), kContract);
+  // Every Cholesky-based method loses B-orthogonality in proportion to
+  // kappa(L) = sqrt(cond(B)) = 1e4 in the back-substitution Z = L^-H Q:
+  // LAPACK ?sygvd itself gives ||Z^H B Z - I||_F / (n u) = 2.3e5 .. 3.2e5 here.
+  EXPECT_LE(scaled_b_orthogonality(pair.b, zh, n), 50 * std::sqrt(1e8));
+}
+TEST(EighGeneralizedIllConditioned, Double) { ill_conditioned_b<double>(); }
+TEST(EighGeneralizedIllConditioned, ComplexDouble) { ill_conditioned_b<Kokkos::complex<double>>(); }
+
+}  // namespace
+}  // namespace keig::test
