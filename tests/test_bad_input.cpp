@@ -117,7 +117,7 @@ TYPED_TEST(BadInput, InvalidOptions) {
 }
 
 TYPED_TEST(BadInput, UnimplementedMethodsSayNotImplemented) {
-  for (Method m : {Method::OneStage, Method::TwoStage}) {
+  for (Method m : {Method::TwoStage}) {
     Options options;
     options.method = m;
     this->template expect_error<NotImplemented>([&] { eigh(Space(), this->a, this->w, this->z, options); },

@@ -45,16 +45,20 @@ Solved solve_and_check(const TestMatrix<T>& problem, const Options& options, boo
   return s;
 }
 
+const std::vector<Method> kMethods = {Method::Vendor, Method::OneStage};
+
 TYPED_TEST(Eigh, KnownSpectraAllSizesBothTriangles) {
   using T = TypeParam;
+  for (Method method : kMethods)
   for (MatrixKind kind : all_matrix_kinds()) {
     for (index_t n : kSizes) {
       for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
         if (n > 100 && uplo == Uplo::Upper) continue;  // the large size once per kind keeps the suite short
-        SCOPED_TRACE(describe(to_string(kind), n, uplo));
+        SCOPED_TRACE(describe(to_string(kind), n, uplo) + " " + to_string(method));
         const auto problem = generate<T>(kind, n, /*seed=*/n + 7);
         Options options;
         options.uplo = uplo;
+        options.method = method;
         const Solved s = solve_and_check(problem, options);
         EXPECT_EQ(s.m, n);
         EXPECT_TRUE(s.ascending);
@@ -69,10 +73,13 @@ TYPED_TEST(Eigh, KnownSpectraAllSizesBothTriangles) {
 
 TYPED_TEST(Eigh, ValuesOnlyMatchesLapack) {
   using T = TypeParam;
+  for (Method method : kMethods)
   for (MatrixKind kind : {MatrixKind::Random, MatrixKind::Graded, MatrixKind::Clement}) {
     for (index_t n : {index_t(0), index_t(1), index_t(33), index_t(100)}) {
-      SCOPED_TRACE(describe(to_string(kind), n, Uplo::Lower));
-      const Solved s = solve_and_check(generate<T>(kind, n, 3), Options{}, /*vectors=*/false);
+      SCOPED_TRACE(describe(to_string(kind), n, Uplo::Lower) + " " + to_string(method));
+      Options options;
+      options.method = method;
+      const Solved s = solve_and_check(generate<T>(kind, n, 3), options, /*vectors=*/false);
       EXPECT_EQ(s.m, n);
       EXPECT_TRUE(s.ascending);
       EXPECT_LE(s.vs_lapack, kContract);
@@ -83,13 +90,15 @@ TYPED_TEST(Eigh, ValuesOnlyMatchesLapack) {
 
 TYPED_TEST(Eigh, IndexRangeEverySolver) {
   using T = TypeParam;
+  for (Method method : kMethods)
   for (TridiagonalSolver solver : {TridiagonalSolver::Auto, TridiagonalSolver::MRRR,
                                    TridiagonalSolver::BisectionInverseIteration}) {
     for (index_t n : {index_t(1), index_t(33), index_t(100)}) {
       for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
-        SCOPED_TRACE(describe(to_string(solver), n, uplo));
+        SCOPED_TRACE(describe(to_string(solver), n, uplo) + " " + to_string(method));
         Options options;
         options.uplo = uplo;
+        options.method = method;
         options.tridiagonal_solver = solver;
         options.range = Range::index(n / 4, n / 2);
         const Solved s = solve_and_check(generate<T>(MatrixKind::Uniform, n, 5), options);
@@ -112,9 +121,11 @@ TYPED_TEST(Eigh, ValueRangeSelectsTheRightEigenvalues) {
   // Eigenvalues are -1 + 2i/99; (vl, vu] between grid points selects i = 30..59.
   const double step = 2.0 / 99.0;
   const double vl = -1 + step * 29.5, vu = -1 + step * 59.5;
+  for (Method method : kMethods)
   for (TridiagonalSolver solver : {TridiagonalSolver::Auto, TridiagonalSolver::BisectionInverseIteration}) {
-    SCOPED_TRACE(to_string(solver));
+    SCOPED_TRACE(std::string(to_string(solver)) + " " + to_string(method));
     Options options;
+    options.method = method;
     options.range = Range::value(vl, vu);
     options.tridiagonal_solver = solver;
     auto a = to_space(problem.a);
@@ -142,8 +153,12 @@ TYPED_TEST(Eigh, SubviewsAndPaddedLeadingDimension) {
   auto a = Kokkos::subview(big_a, std::make_pair(5, 45), std::make_pair(3, 43));
   auto z = Kokkos::subview(big_z, std::make_pair(2, 42), std::make_pair(1, 41));
   auto w = Kokkos::subview(big_w, std::make_pair(10, 50));
+  for (Method method : kMethods) {
+  SCOPED_TRACE(to_string(method));
   Kokkos::deep_copy(a, to_space(problem.a));
-  const Result r = eigh(Space(), a, w, z);
+  Options options;
+  options.method = method;
+  const Result r = eigh(Space(), a, w, z, options);
   ASSERT_EQ(r.eigenvalues_found, n);
   HostMatrix<T> zh("zh", n, n);
   Kokkos::deep_copy(zh, z);
@@ -151,6 +166,7 @@ TYPED_TEST(Eigh, SubviewsAndPaddedLeadingDimension) {
   Kokkos::deep_copy(wh, w);
   EXPECT_LE(scaled_residual(problem.a, wh, zh, n), kContract);
   EXPECT_LE(scaled_eigenvalue_error(problem.a, wh, problem.eigenvalues, n), kContract);
+  }
 }
 
 TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
@@ -176,10 +192,11 @@ TYPED_TEST_SUITE(EighGeneralized, Scalars);
 TYPED_TEST(EighGeneralized, KnownSpectraType1) {
   using T = TypeParam;
   using R = real_t<T>;
+  for (Method method : kMethods)
   for (MatrixKind kind : {MatrixKind::Uniform, MatrixKind::Clustered, MatrixKind::Graded}) {
     for (index_t n : {index_t(0), index_t(1), index_t(2), index_t(33), index_t(100)}) {
       for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
-        SCOPED_TRACE(describe(to_string(kind), n, uplo));
+        SCOPED_TRACE(describe(to_string(kind), n, uplo) + " " + to_string(method));
         const double b_condition = 1e2;
         const auto pair = generate_pair<T>(kind, n, b_condition, n + 1);
         auto a = to_space(pair.a);
@@ -188,6 +205,7 @@ TYPED_TEST(EighGeneralized, KnownSpectraType1) {
         SpaceMatrix<T> z("Z", n, n);
         Options options;
         options.uplo = uplo;
+        options.method = method;
         const Result r = eigh(Space(), a, b, w, z, options);
         ASSERT_EQ(r.eigenvalues_found, n);
         auto wh = to_host(w);
@@ -212,11 +230,13 @@ TYPED_TEST(EighGeneralized, Types2And3AndSubsetsMatchLapack) {
   using R = real_t<T>;
   const index_t n = 60;
   const auto pair = generate_pair<T>(MatrixKind::Uniform, n, 10.0, 3);
+  for (Method method : kMethods)
   for (GeneralizedType type : {GeneralizedType::AxLBx, GeneralizedType::ABxLx, GeneralizedType::BAxLx}) {
     const auto ref = reference_eigenvalues(pair.a, pair.b, type);
     for (bool subset : {false, true}) {
-      SCOPED_TRACE("type " + std::to_string(int(type)) + (subset ? " index subset" : " all"));
+      SCOPED_TRACE("type " + std::to_string(int(type)) + (subset ? " index subset " : " all ") + to_string(method));
       Options options;
+      options.method = method;
       options.generalized_type = type;
       if (subset) options.range = Range::index(5, 20);
       auto a = to_space(pair.a);

@@ -17,6 +17,17 @@ CBLAS_DIAG cblas_diag(Diag d) { return d == Diag::Unit ? CblasUnit : CblasNonUni
 }  // namespace
 
 template <class T>
+void gemv(Op ta, index_t m, index_t n, T alpha, const T* a, index_t lda, const T* x, T beta, T* y) {
+  const auto A = cblas_op(ta, is_complex_v<T>);
+  if constexpr (std::is_same_v<T, float>) cblas_sgemv(CblasColMajor, A, m, n, alpha, a, lda, x, 1, beta, y, 1);
+  else if constexpr (std::is_same_v<T, double>) cblas_dgemv(CblasColMajor, A, m, n, alpha, a, lda, x, 1, beta, y, 1);
+  else if constexpr (std::is_same_v<T, Kokkos::complex<float>>)
+    cblas_cgemv(CblasColMajor, A, m, n, &alpha, a, lda, x, 1, &beta, y, 1);
+  else
+    cblas_zgemv(CblasColMajor, A, m, n, &alpha, a, lda, x, 1, &beta, y, 1);
+}
+
+template <class T>
 void gemm(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b, index_t ldb,
           T beta, T* c, index_t ldc) {
   constexpr bool cx = is_complex_v<T>;
@@ -96,6 +107,7 @@ void trmm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha,
 }
 
 #define KEIG_INSTANTIATE_HOST_BLAS(T)                                                                            \
+  template void gemv<T>(Op, index_t, index_t, T, const T*, index_t, const T*, T, T*);                             \
   template void gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, index_t, T, T*,         \
                         index_t);                                                                                \
   template void symm<T>(Side, Uplo, index_t, index_t, T, const T*, index_t, const T*, index_t, T, T*, index_t);   \

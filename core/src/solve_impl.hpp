@@ -9,6 +9,9 @@
 #include <type_traits>
 
 #include "keig/backends/vendor_eigensolver.hpp"
+#include "keig/stages/ormtr.hpp"
+#include "keig/stages/sytrd.hpp"
+#include "keig/stages/tridiagonal.hpp"
 #include "keig/detail/solve.hpp"
 #include "keig/errors.hpp"
 #include "keig/views/kernels.hpp"
@@ -129,53 +132,18 @@ void check_finite(const ExecSpace& space, const Matrix<T, ExecSpace>& m, Uplo up
 inline double reduction_flops(double n) { return 4.0 / 3.0 * n * n * n; }
 inline double backtransform_flops(double n, double m) { return 2.0 * n * n * m; }
 
+// ---- Method::Vendor: LAPACK / cuSOLVER dense drivers --------------------------
 template <class T, class ExecSpace>
-Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
-             const Vector<real_t<T>, ExecSpace>& w, const Matrix<T, ExecSpace>& z, Problem problem,
-             const Options& options) {
-  using R = real_t<T>;
-  ProfilingRegion region(problem.generalized ? "keig::eigh_generalized" : "keig::eigh");
-  Kokkos::Timer total;
-  check_arguments<T, ExecSpace>(a, b, w, z, problem, options);
-
-  Result result;
-  result.execution_space = ExecSpace::name();
+index_t solve_vendor(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
+                     const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
+                     const Vector<real_t<T>, ExecSpace>& w_all, const Matrix<T, ExecSpace>& z, Problem problem,
+                     const Options& options, Result& result) {
+  const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
-  StageRecorder<ExecSpace> stage(space, options.stage_times, result);
-
-  Method method = options.method == Method::Auto ? Method::Vendor : options.method;
-  if (method == Method::OneStage)
-    throw NotImplemented("Method::OneStage (keig's own one-stage tridiagonalization) is not implemented yet; use "
-                         "Method::Vendor or Method::Auto");
-  if (method == Method::TwoStage)
-    throw NotImplemented("Method::TwoStage (keig's own two-stage tridiagonalization) is not implemented yet; use "
-                         "Method::Vendor or Method::Auto");
-
-  if (options.check_finite && n > 0) {
-    stage("keig::check_finite", 0.0, [&] {
-      check_finite(space, a, options.uplo, "A");
-      if (problem.generalized) check_finite(space, b, options.uplo, "B");
-    });
-  }
-  if (n == 0) {
-    result.method = "none (n = 0)";
-    result.seconds = total.seconds();
-    return result;
-  }
-
-  backends::Context<ExecSpace> ctx(space);
   const backends::Job job = problem.vectors ? backends::Job::Vectors : backends::Job::ValuesOnly;
-  // Vendor routines write up to n eigenvalues: use w directly when it is long enough.
-  Vector<R, ExecSpace> w_all = w;
-  OwnedVector<R, ExecSpace> w_work;
-  if (static_cast<index_t>(w.extent(0)) < n) {
-    w_work = allocate_vector<R>(space, "keig::eigenvalues", n);
-    w_all = w_work;
-  }
   const double wanted = static_cast<double>(max_wanted(options.range, n));
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
   double flops = cx * reduction_flops(n) + (problem.vectors ? cx * backtransform_flops(n, wanted) : 0.0);
-
   backends::VendorCall call;
   if (!problem.generalized) {
     call = stage("keig::vendor::eigh", flops, [&] {
@@ -192,12 +160,135 @@ Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix
                                                options.tridiagonal_solver, a, b_work, w_all, z);
     });
   }
-  result.eigenvalues_found = call.found;
   result.method = "vendor: " + call.routine;
+  return call.found;
+}
+
+// ---- Method::OneStage: keig's sytrd (symv + her2k), tridiagonal, ormtr --------
+template <class T, class ExecSpace>
+index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
+                                 Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<real_t<T>, ExecSpace>& w_all,
+                                 const Matrix<T, ExecSpace>& z, bool vectors, const Options& options) {
+  using R = real_t<T>;
+  const ExecSpace& space = ctx.space();
+  const index_t n = a.extent(0);
+  const index_t nb = options.block_size > 0 ? options.block_size : stages::SytrdTuning<ExecSpace>::default_nb;
+  const double cx = is_complex_v<T> ? 4.0 : 1.0;
+  auto d = allocate_vector<R>(space, "keig::sytrd::d", n);
+  auto e = allocate_vector<R>(space, "keig::sytrd::e", n);
+  auto tau = allocate_vector<T>(space, "keig::sytrd::tau", n);
+  {
+    auto work = allocate_vector<T>(space, "keig::sytrd::work", stages::sytrd_workspace_size<T, ExecSpace>(n, nb));
+    stage("keig::sytrd", cx * reduction_flops(n),
+          [&] { stages::sytrd<T, ExecSpace>(ctx, uplo, a, d, e, tau, work, nb); });
+  }
+  const backends::Job job = vectors ? backends::Job::Vectors : backends::Job::ValuesOnly;
+  const index_t m = stage("keig::tridiagonal", 0.0, [&] {
+    return stages::tridiagonal_eigenpairs<T, ExecSpace>(space, job, options.range, options.tridiagonal_solver, d, e,
+                                                        w_all, z);
+  });
+  if (vectors && m > 0) {
+    auto work = allocate_vector<T>(space, "keig::ormtr::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nb));
+    stage("keig::ormtr", cx * backtransform_flops(n, m),
+          [&] { stages::ormtr<T, ExecSpace>(ctx, a, tau, columns(z, 0, m), work, nb); });
+  }
+  return m;
+}
+
+// Generalized problems through the Cholesky factor of B (the reduction to
+// standard form that issue "generalized" replaces with keig's own sygst):
+// type 1: C = L^-1 A L^-H, Z = L^-H Y; types 2, 3: C = L^H A L, Z = L^-H Y (2) or L Y (3).
+template <class T, class ExecSpace>
+index_t solve_one_stage(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
+                        const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
+                        const Vector<real_t<T>, ExecSpace>& w_all, const Matrix<T, ExecSpace>& z, Problem problem,
+                        const Options& options, Result& result) {
+  using backends::Diag;
+  using backends::Op;
+  using backends::Side;
+  result.method = "one-stage: keig sytrd (symv + her2k), " +
+                  std::string(options.range.kind == Range::Kind::All ? "stedc" : "stemr/stebz") + ", ormtr";
+  if (!problem.generalized)
+    return solve_one_stage_standard(ctx, stage, options.uplo, a, w_all, z, problem.vectors, options);
+  const ExecSpace& space = ctx.space();
+  const index_t n = a.extent(0);
+  const double cx = is_complex_v<T> ? 4.0 : 1.0;
+  auto l_owned = allocate_matrix<T>(space, "keig::generalized::L", n, n);
+  Matrix<T, ExecSpace> l = l_owned;
+  stage("keig::potrf", cx * n * double(n) * n / 3.0, [&] {
+    copy_matrix(space, b, l);
+    if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, l);
+    backends::potrf<T>(ctx, Uplo::Lower, l, "B");
+  });
+  stage("keig::reduce_to_standard", cx * 2.0 * n * double(n) * n, [&] {
+    stages::detail::mirror_full_hermitian(space, a, options.uplo);
+    if (options.generalized_type == GeneralizedType::AxLBx) {
+      backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, a);
+      backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, a);
+    } else {
+      backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, a);
+      backends::trmm<T>(ctx, Side::Right, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, a);
+    }
+  });
+  const index_t m = solve_one_stage_standard(ctx, stage, Uplo::Lower, a, w_all, z, problem.vectors, options);
+  if (problem.vectors && m > 0)
+    stage("keig::backtransform_generalized", cx * double(n) * n * m, [&] {
+      const Matrix<T, ExecSpace> zm = columns(z, 0, m);
+      if (options.generalized_type == GeneralizedType::BAxLx)
+        backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, zm);
+      else
+        backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, zm);
+    });
+  return m;
+}
+
+template <class T, class ExecSpace>
+Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
+             const Vector<real_t<T>, ExecSpace>& w, const Matrix<T, ExecSpace>& z, Problem problem,
+             const Options& options) {
+  using R = real_t<T>;
+  ProfilingRegion region(problem.generalized ? "keig::eigh_generalized" : "keig::eigh");
+  Kokkos::Timer total;
+  check_arguments<T, ExecSpace>(a, b, w, z, problem, options);
+
+  Result result;
+  result.execution_space = ExecSpace::name();
+  const index_t n = a.extent(0);
+  StageRecorder<ExecSpace> stage(space, options.stage_times, result);
+
+  const Method method = options.method == Method::Auto ? Method::Vendor : options.method;
+  if (method == Method::TwoStage)
+    throw NotImplemented("Method::TwoStage (keig's own two-stage tridiagonalization) is not implemented yet; use "
+                         "Method::OneStage, Method::Vendor or Method::Auto");
+
+  if (options.check_finite && n > 0) {
+    stage("keig::check_finite", 0.0, [&] {
+      check_finite(space, a, options.uplo, "A");
+      if (problem.generalized) check_finite(space, b, options.uplo, "B");
+    });
+  }
+  if (n == 0) {
+    result.method = "none (n = 0)";
+    result.seconds = total.seconds();
+    return result;
+  }
+
+  backends::Context<ExecSpace> ctx(space);
+  // The solvers write up to n eigenvalues: use w directly when it is long enough.
+  Vector<R, ExecSpace> w_all = w;
+  OwnedVector<R, ExecSpace> w_work;
+  if (static_cast<index_t>(w.extent(0)) < n) {
+    w_work = allocate_vector<R>(space, "keig::eigenvalues", n);
+    w_all = w_work;
+  }
+  const index_t found = method == Method::Vendor
+                            ? solve_vendor<T, ExecSpace>(ctx, stage, a, b, w_all, z, problem, options, result)
+                            : solve_one_stage<T, ExecSpace>(ctx, stage, a, b, w_all, z, problem, options, result);
+  result.eigenvalues_found = found;
   if (w_all.data() != w.data())
     stage("keig::copy_output", 0.0, [&] {
-      copy_vector(space, Vector<R, ExecSpace>(Kokkos::subview(w_all, std::make_pair(index_t(0), call.found))),
-                  Vector<R, ExecSpace>(Kokkos::subview(w, std::make_pair(index_t(0), call.found))));
+      copy_vector(space, Vector<R, ExecSpace>(Kokkos::subview(w_all, std::make_pair(index_t(0), found))),
+                  Vector<R, ExecSpace>(Kokkos::subview(w, std::make_pair(index_t(0), found))));
     });
   space.fence();  // results are ready when eigh returns
   result.seconds = total.seconds();

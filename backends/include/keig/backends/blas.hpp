@@ -23,6 +23,21 @@ template <class M>
 index_t cols_of(const M& a, Op op) { return op == Op::NoTrans ? a.extent(1) : a.extent(0); }
 }  // namespace detail
 
+// y = alpha op(A) x + beta y
+template <class T, class ExecSpace>
+void gemv(const Context<ExecSpace>& ctx, Op ta, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
+          const Vector<T, ExecSpace>& x, nondeduced_t<T> beta, const Vector<T, ExecSpace>& y) {
+  const index_t m = a.extent(0), n = a.extent(1);
+  detail::require(static_cast<index_t>(x.extent(0)) == (ta == Op::NoTrans ? n : m), "gemv", "x", "length of x");
+  detail::require(static_cast<index_t>(y.extent(0)) == (ta == Op::NoTrans ? m : n), "gemv", "y", "length of y");
+  if (y.extent(0) == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::gemv(ctx, ta, m, n, alpha, a.data(), leading_dimension(a), x.data(), beta, y.data());
+  else
+    host::gemv(ta, m, n, alpha, a.data(), leading_dimension(a), x.data(), beta, y.data());
+}
+
 // C = alpha op(A) op(B) + beta C
 template <class T, class ExecSpace>
 void gemm(const Context<ExecSpace>& ctx, Op ta, Op tb, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,

@@ -19,6 +19,11 @@ namespace keig::backends::host {
 
 using index_t = std::int64_t;
 
+// ---- BLAS-2
+// y = alpha op(A) x + beta y (A m x n).
+template <class T>
+void gemv(Op ta, index_t m, index_t n, T alpha, const T* a, index_t lda, const T* x, T beta, T* y);
+
 // ---- BLAS-3
 template <class T>
 void gemm(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,

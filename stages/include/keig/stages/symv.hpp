@@ -1,0 +1,266 @@
+// stages/symv: y = alpha A x + beta y for Hermitian A stored in one triangle,
+// reading every stored element from memory exactly once (seed 001).
+//
+// The matrix is cut into NB x NB blocks. Three launches, as in seed 001 §3:
+//  1. diagonal blocks: one team per block mirrors the stored triangle in team
+//     scratch and forms A_JJ x_J;
+//  2. off-diagonal blocks: one team per segment of S consecutive blocks of a
+//     block column, travelling vertically (column-major friendly, seed 001
+//     Fig. 1b). Every element a of block A_IJ contributes a x_J to y_I (row
+//     partial, reduced per block) and conj(a) x_I to y_J (column partial, kept
+//     in registers over the whole segment and reduced once at its end: seed 001
+//     "using more registers", scratch only for the final reduction);
+//  3. a reduction through global memory sums the partials: y = beta y + alpha sum.
+// Partials live in a caller-provided n x nblk workspace (symv_workspace_size)
+// with one slot per (row, block) contribution, so no atomics are needed and the
+// result is deterministic. Any n: partial edge blocks are guarded, never padded.
+//
+// The same source runs on host spaces, where a team is one thread that walks
+// its blocks column by column (unit-stride inner loops over rows).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include "keig/backends/context.hpp"
+#include "keig/errors.hpp"
+#include "keig/options.hpp"
+#include "keig/views/matrix.hpp"
+
+namespace keig::stages {
+
+// Block size, column groups per block (device) and the segment length policy.
+template <class ExecSpace>
+struct SymvTuning {
+  static constexpr int nb = backends::is_cuda_space_v<ExecSpace> ? 64 : 128;
+  static constexpr int groups = backends::is_cuda_space_v<ExecSpace> ? 4 : 1;  // threads per block row
+  static constexpr int columns_per_thread = nb / groups;
+  // Blocks per off-diagonal segment: long segments amortize the column
+  // reduction, short ones give enough teams; aim for ~32 segments per column.
+  static index_t segment(index_t nblk) {
+    const index_t s = nblk / 32;
+    return s < 1 ? 1 : (s > 16 ? 16 : s);
+  }
+};
+
+template <class T, class ExecSpace>
+index_t symv_workspace_size(index_t n) {
+  constexpr index_t nb = SymvTuning<ExecSpace>::nb;
+  const index_t nblk = (n + nb - 1) / nb;
+  return n * (nblk > 0 ? nblk : 1);
+}
+
+namespace detail {
+
+template <class T, class ExecSpace>
+struct SymvKernels {
+  using Tune = SymvTuning<ExecSpace>;
+  static constexpr int NB = Tune::nb;
+  static constexpr int Q = Tune::groups;
+  static constexpr int C = Tune::columns_per_thread;
+  static constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  Matrix<T, ExecSpace> a;
+  Vector<T, ExecSpace> x, y;
+  Matrix<T, ExecSpace> work;  // n x nblk partial sums
+  T alpha, beta;
+  index_t n, nblk, seg, nseg;
+  bool lower;
+
+  // ---- kernel 1: diagonal blocks ------------------------------------------
+  struct DiagonalTag {};
+  KOKKOS_INLINE_FUNCTION void operator()(DiagonalTag, const Team& team) const {
+    const index_t J = team.league_rank();
+    const index_t c0 = J * NB;
+    const int rows = static_cast<int>(n - c0 < NB ? n - c0 : NB);
+    if constexpr (device) {
+      // Mirror the stored triangle into scratch (each stored element read once).
+      Scratch tile(team.team_scratch(0), NB + 1, NB);
+      const int rank = team.team_rank();
+      const int t = rank % NB, q = rank / NB;
+      for (int j = q; j < rows; j += Q)
+        if (t < rows && (lower ? t >= j : t <= j)) {
+          const T v = a(c0 + t, c0 + j);
+          tile(t, j) = t == j ? T(real_part(v)) : v;
+          if (t != j) tile(j, t) = conjugate(v);
+        }
+      team.team_barrier();
+      T sum = T(0);
+      if (t < rows)
+        for (int jj = 0; jj < C; ++jj) {
+          const int j = q * C + jj;
+          if (j < rows) sum += tile(t, j) * x(c0 + j);
+        }
+      reduce_rows_and_store(team, t, q, sum, rows, c0, J);
+    } else {
+      // Each stored element once: a(t, j) feeds row t and, mirrored, row j.
+      T acc[NB];
+      for (int t = 0; t < NB; ++t) acc[t] = T(0);
+      for (int j = 0; j < rows; ++j) {
+        const T xj = x(c0 + j);
+        const int t0 = lower ? j + 1 : 0, t1 = lower ? rows : j;
+        T dot = T(0);
+        for (int t = t0; t < t1; ++t) {
+          const T v = a(c0 + t, c0 + j);
+          acc[t] += v * xj;
+          dot += conjugate(v) * x(c0 + t);
+        }
+        acc[j] += T(real_part(a(c0 + j, c0 + j))) * xj + dot;
+      }
+      for (int t = 0; t < rows; ++t) work(c0 + t, J) = acc[t];
+    }
+  }
+
+  // Sum of the Q per-thread partials of each row (device), stored as slot K.
+  KOKKOS_INLINE_FUNCTION void reduce_rows_and_store(const Team& team, int t, int q, T sum, int rows, index_t r0,
+                                                    index_t K) const {
+    Scratch part(team.team_scratch(0), NB + 1, NB);  // reuses the tile's scratch
+    team.team_barrier();
+    part(t, q) = sum;
+    team.team_barrier();
+    if (q == 0 && t < rows) {
+      T total = part(t, 0);
+      for (int g = 1; g < Q; ++g) total += part(t, g);
+      work(r0 + t, K) = total;
+    }
+  }
+
+  // ---- kernel 2: off-diagonal segments ------------------------------------
+  // Team (J, s) handles the blocks of block column J (lower) or block column
+  // J (upper, blocks above the diagonal) in segment s.
+  struct OffDiagonalTag {};
+  KOKKOS_INLINE_FUNCTION void operator()(OffDiagonalTag, const Team& team) const {
+    const index_t J = team.league_rank() / nseg;
+    const index_t s = team.league_rank() % nseg;
+    // Lower: blocks I = J+1+s*seg ... below the diagonal; upper: K = s*seg ... < J above it.
+    const index_t first = lower ? J + 1 + s * seg : s * seg;
+    const index_t end_all = lower ? nblk : J;
+    if (first >= end_all) return;
+    const index_t last = first + seg < end_all ? first + seg : end_all;  // exclusive
+    const index_t c0 = J * NB;
+    const int cols = static_cast<int>(n - c0 < NB ? n - c0 : NB);
+    if constexpr (device) {
+      const int rank = team.team_rank();
+      const int t = rank % NB, q = rank / NB;
+      T xj[C], colacc[C];
+      for (int jj = 0; jj < C; ++jj) {
+        const int j = q * C + jj;
+        xj[jj] = j < cols ? x(c0 + j) : T(0);
+        colacc[jj] = T(0);
+      }
+      for (index_t I = first; I < last; ++I) {
+        const index_t r0 = I * NB;
+        const int rows = static_cast<int>(n - r0 < NB ? n - r0 : NB);
+        T rowsum = T(0);
+        if (t < rows) {
+          const T xr = x(r0 + t);
+          T v[C];
+          for (int jj = 0; jj < C; ++jj) {  // C independent loads in flight
+            const int j = q * C + jj;
+            v[jj] = j < cols ? a(r0 + t, c0 + j) : T(0);
+          }
+          for (int jj = 0; jj < C; ++jj) {
+            rowsum += v[jj] * xj[jj];
+            colacc[jj] += conjugate(v[jj]) * xr;
+          }
+        }
+        // Row partial of block (I, J): slot J of rows in block I.
+        reduce_rows_and_store(team, t, q, rowsum, rows, r0, J);
+      }
+      // Column partials: reduce over the NB rows once per segment.
+      Scratch part(team.team_scratch(0), NB + 1, NB);
+      team.team_barrier();
+      for (int jj = 0; jj < C; ++jj) part(t, q * C + jj) = colacc[jj];
+      team.team_barrier();
+      if (rank < cols) {
+        T total = T(0);
+        for (int r = 0; r < NB; ++r) total += part(r, rank);
+        work(c0 + rank, first) = total;  // slot = first block of the segment
+      }
+    } else {
+      T colacc[NB];
+      for (int j = 0; j < NB; ++j) colacc[j] = T(0);
+      T rowacc[NB];
+      for (index_t I = first; I < last; ++I) {
+        const index_t r0 = I * NB;
+        const int rows = static_cast<int>(n - r0 < NB ? n - r0 : NB);
+        for (int t = 0; t < NB; ++t) rowacc[t] = T(0);
+        for (int j = 0; j < cols; ++j) {
+          const T xj = x(c0 + j);
+          T dot = T(0);
+          const T* column = &a(r0, c0 + j);
+          const T* xr = &x(r0);
+          for (int t = 0; t < rows; ++t) {  // unit stride: one pass over the column
+            rowacc[t] += column[t] * xj;
+            dot += conjugate(column[t]) * xr[t];
+          }
+          colacc[j] += dot;
+        }
+        for (int t = 0; t < rows; ++t) work(r0 + t, J) = rowacc[t];
+      }
+      for (int j = 0; j < cols; ++j) work(c0 + j, first) = colacc[j];
+    }
+  }
+
+  // ---- kernel 3: sum the partials -----------------------------------------
+  struct ReduceTag {};
+  KOKKOS_INLINE_FUNCTION void operator()(ReduceTag, const index_t r) const {
+    const index_t b = r / NB;
+    T sum = T(0);
+    if (lower) {
+      for (index_t K = 0; K <= b; ++K) sum += work(r, K);                  // blocks (b, K), K <= b
+      for (index_t K = b + 1; K < nblk; K += seg) sum += work(r, K);       // segments below block b
+    } else {
+      for (index_t K = b; K < nblk; ++K) sum += work(r, K);                // blocks (b, K), K >= b
+      for (index_t K = 0; K < b; K += seg) sum += work(r, K);              // segments above block b
+    }
+    y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
+  }
+};
+
+}  // namespace detail
+
+// y = alpha A x + beta y; A is n x n Hermitian with its `uplo` triangle
+// referenced; work has at least symv_workspace_size<T, ExecSpace>(n) entries.
+// Asynchronous on `space`.
+template <class T, class ExecSpace>
+void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
+          const Vector<T, ExecSpace>& x, nondeduced_t<T> beta, const Vector<T, ExecSpace>& y,
+          const Vector<T, ExecSpace>& work) {
+  using K = detail::SymvKernels<T, ExecSpace>;
+  const index_t n = a.extent(0);
+  if (static_cast<index_t>(a.extent(1)) != n) throw InvalidArgument("A", "symv: A must be square");
+  if (static_cast<index_t>(x.extent(0)) != n || static_cast<index_t>(y.extent(0)) != n)
+    throw InvalidArgument("x", "symv: x and y need n = " + std::to_string(n) + " entries");
+  if (static_cast<index_t>(work.extent(0)) < symv_workspace_size<T, ExecSpace>(n))
+    throw InvalidArgument("work", "symv: needs symv_workspace_size(n) = " +
+                                      std::to_string(symv_workspace_size<T, ExecSpace>(n)) + " entries");
+  if (n == 0) return;
+  K k;
+  k.a = a;
+  k.x = x;
+  k.y = y;
+  k.alpha = alpha;
+  k.beta = beta;
+  k.n = n;
+  k.nblk = (n + K::NB - 1) / K::NB;
+  k.seg = SymvTuning<ExecSpace>::segment(k.nblk);
+  k.nseg = (k.nblk + k.seg - 1) / k.seg;
+  k.lower = uplo == Uplo::Lower;
+  k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk);
+  const int team_size = K::device ? K::NB * K::Q : 1;
+  const size_t scratch = K::device ? K::Scratch::shmem_size(K::NB + 1, K::NB) : 0;
+  using Diagonal = Kokkos::TeamPolicy<ExecSpace, typename K::DiagonalTag, Kokkos::Schedule<Kokkos::Static>>;
+  using OffDiagonal = Kokkos::TeamPolicy<ExecSpace, typename K::OffDiagonalTag, Kokkos::Schedule<Kokkos::Dynamic>>;
+  Kokkos::parallel_for("keig::symv::diagonal",
+                       Diagonal(space, k.nblk, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)), k);
+  if (k.nblk > 1)
+    Kokkos::parallel_for("keig::symv::off_diagonal",
+                         OffDiagonal(space, k.nblk * k.nseg, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                         k);
+  Kokkos::parallel_for("keig::symv::reduce", Kokkos::RangePolicy<ExecSpace, typename K::ReduceTag>(space, 0, n), k);
+}
+
+}  // namespace keig::stages

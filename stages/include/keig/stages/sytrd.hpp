@@ -1,0 +1,208 @@
+// stages/sytrd: blocked Householder reduction of a Hermitian matrix to real
+// symmetric tridiagonal form, Q^H A Q = T (LAPACK ?sytrd/?hetrd with ?latrd
+// panels, lower triangle; seed 002 §4.2.1, seed 001 §6).
+//
+// For each panel of nb columns, latrd builds the reflectors v_j and the
+// matrix W column by column; every column costs one Hermitian matrix-vector
+// product with the not-yet-updated trailing matrix (keig's symv: the
+// memory-bound heart of one-stage reduction), and the trailing matrix is then
+// updated once per panel, A22 -= V W^H + W V^H (vendor her2k/syr2k: BLAS-3).
+// All scalars of a column (norms, tau, dot products) stay in device memory:
+// the host never waits inside the reduction.
+//
+// On return: d (n) and e (n-1) hold the tridiagonal, tau (n-1) and the
+// columns of A below the diagonal hold the reflectors LAPACK-style,
+// H(k) = I - tau_k v_k v_k^H with v_k = A(k+1:n, k) (A(k+1, k) = 1 stored
+// explicitly). An upper-stored A is first mirrored into the lower triangle
+// (A is workspace; O(n^2) copy, no extra memory).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include "keig/backends/blas.hpp"
+#include "keig/stages/symv.hpp"
+#include "keig/views/workspace.hpp"
+
+namespace keig::stages {
+
+template <class ExecSpace>
+struct SytrdTuning {
+  static constexpr index_t default_nb = backends::is_cuda_space_v<ExecSpace> ? 32 : 32;
+};
+
+// Workspace of sytrd for order n and panel width nb (elements of T).
+template <class T, class ExecSpace>
+index_t sytrd_workspace_size(index_t n, index_t nb) {
+  return n * nb + symv_workspace_size<T, ExecSpace>(n) + 2 * nb + 8;
+}
+
+namespace detail {
+
+// A(i, j) = conj(A(j, i)) for i > j: the upper triangle copied to the lower.
+template <class T, class ExecSpace>
+void mirror_upper_to_lower(const ExecSpace& space, const Matrix<T, ExecSpace>& a) {
+  const index_t n = a.extent(0);
+  if (n < 2) return;
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::sytrd::mirror", Policy(space, {0, 0}, {n, n}), KOKKOS_LAMBDA(const index_t i, const index_t j) {
+        if (i > j) a(i, j) = conjugate(a(j, i));
+      });
+}
+
+// Both triangles from the `uplo` one (real diagonal): a full Hermitian matrix.
+template <class T, class ExecSpace>
+void mirror_full_hermitian(const ExecSpace& space, const Matrix<T, ExecSpace>& a, Uplo uplo) {
+  const index_t n = a.extent(0);
+  if (n == 0) return;
+  const bool lower = uplo == Uplo::Lower;
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::mirror_full", Policy(space, {0, 0}, {n, n}), KOKKOS_LAMBDA(const index_t i, const index_t j) {
+        if (i == j) a(i, i) = T(real_part(a(i, i)));
+        else if (lower ? i < j : i > j) a(i, j) = conjugate(a(j, i));
+      });
+}
+
+// Address of m(row, col) (no access: valid for device views on the host).
+template <class View>
+typename View::pointer_type element_pointer(const View& m, index_t row, index_t col) {
+  return m.data() + row + col * leading_dimension(m);
+}
+
+}  // namespace detail
+
+// Reduces A (n x n, `uplo` triangle referenced) to tridiagonal form. d: n
+// entries, e and tau: n - 1 (at least); work: sytrd_workspace_size(n, nb).
+// nb <= 0 selects the default. Asynchronous on ctx.space().
+template <class T, class ExecSpace>
+void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, ExecSpace>& a,
+           const Vector<real_t<T>, ExecSpace>& d, const Vector<real_t<T>, ExecSpace>& e,
+           const Vector<T, ExecSpace>& tau, const Vector<T, ExecSpace>& work, index_t nb = 0) {
+  using R = real_t<T>;
+  using Mem = memory_space_of<ExecSpace>;
+  using RealScalar = Kokkos::View<R, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Scalar = Kokkos::View<T, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Range = Kokkos::RangePolicy<ExecSpace>;
+  const ExecSpace& space = ctx.space();
+  const index_t n = a.extent(0);
+  if (nb <= 0) nb = SytrdTuning<ExecSpace>::default_nb;
+  if (static_cast<index_t>(a.extent(1)) != n) throw InvalidArgument("A", "sytrd: A must be square");
+  if (static_cast<index_t>(d.extent(0)) < n) throw InvalidArgument("d", "sytrd: needs n entries");
+  if (static_cast<index_t>(e.extent(0)) < n - 1 || static_cast<index_t>(tau.extent(0)) < n - 1)
+    throw InvalidArgument("e", "sytrd: e and tau need n - 1 entries");
+  if (static_cast<index_t>(work.extent(0)) < sytrd_workspace_size<T, ExecSpace>(n, nb))
+    throw InvalidArgument("work", "sytrd: needs sytrd_workspace_size(n, nb) entries");
+  if (n == 0) return;
+  if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
+
+  // Carve the workspace: W (n x nb), symv partials, t1/t2 (nb each), scalars.
+  T* p = work.data();
+  const Matrix<T, ExecSpace> w_all(p, n, nb);
+  p += n * nb;
+  const Vector<T, ExecSpace> symv_work(p, symv_workspace_size<T, ExecSpace>(n));
+  p += symv_workspace_size<T, ExecSpace>(n);
+  const Vector<T, ExecSpace> t1(p, nb), t2(p + nb, nb);
+  p += 2 * nb;
+  // Device-resident scalars of one latrd column (the host never reads them).
+  const RealScalar xnorm2(reinterpret_cast<R*>(p));  // ||x||^2
+  const Scalar scale(p + 1);                         // 1 / (alpha - beta): scales x into v
+  const Scalar tau_j(p + 2);                         // tau of the current reflector
+  const Scalar dot(p + 3);                           // (tau w)^H v
+
+  for (index_t i = 0; i + 1 < n; i += nb) {
+    const index_t jb = nb < n - 1 - i ? nb : n - 1 - i;  // columns of this panel
+    const index_t m = n - i;                             // rows of the panel's trailing matrix
+    const Matrix<T, ExecSpace> P = Kokkos::subview(a, std::make_pair(i, n), std::make_pair(i, n));
+    const Matrix<T, ExecSpace> W = Kokkos::subview(w_all, std::make_pair(index_t(0), m), std::make_pair(index_t(0), jb));
+
+    for (index_t j = 0; j < jb; ++j) {
+      // 1. Bring column j up to date with the panel's earlier reflectors:
+      //    P(j:m, j) -= V(j:m, 0:j) W(j, 0:j)^H + W(j:m, 0:j) V(j, 0:j)^H.
+      if (j > 0)
+        Kokkos::parallel_for(
+            "keig::sytrd::update_column", Range(space, j, m), KOKKOS_LAMBDA(const index_t r) {
+              T sum = T(0);
+              for (index_t k = 0; k < j; ++k) sum += P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
+              const T updated = P(r, j) - sum;
+              P(r, j) = r == j ? T(real_part(updated)) : updated;
+            });
+      // 2. Householder reflector annihilating P(j+2:m, j) (LAPACK ?larfg).
+      const index_t x0 = j + 2;
+      Kokkos::parallel_reduce(
+          "keig::sytrd::norm", Range(space, x0 < m ? x0 : m, m),
+          KOKKOS_LAMBDA(const index_t r, R& acc) { acc += abs_squared(P(r, j)); }, xnorm2);
+      const index_t c = i + j;
+      Kokkos::parallel_for(
+          "keig::sytrd::larfg", Range(space, 0, 1), KOKKOS_LAMBDA(const index_t) {
+            const T alpha = P(j + 1, j);
+            const R xn2 = xnorm2();
+            const R ar = real_part(alpha);
+            R ai = R(0);
+            if constexpr (is_complex_v<T>) ai = alpha.imag();
+            if (xn2 == R(0) && ai == R(0)) {
+              tau_j() = T(0);
+              scale() = T(0);
+              e(c) = ar;
+            } else {
+              const R norm = compat::sqrt(ar * ar + ai * ai + xn2);
+              const R beta = ar >= R(0) ? -norm : norm;
+              if constexpr (is_complex_v<T>) {
+                tau_j() = T((beta - ar) / beta, -ai / beta);
+                scale() = T(1) / (alpha - T(beta));
+              } else {
+                tau_j() = (beta - ar) / beta;
+                scale() = T(1) / (alpha - beta);
+              }
+              e(c) = beta;
+            }
+            tau(c) = tau_j();
+            P(j + 1, j) = T(1);
+          });
+      Kokkos::parallel_for(
+          "keig::sytrd::scale", Range(space, x0 < m ? x0 : m, m),
+          KOKKOS_LAMBDA(const index_t r) { P(r, j) *= scale(); });
+      // 3. w = A22 v with the panel-start trailing matrix (keig symv).
+      const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
+      const Vector<T, ExecSpace> v(detail::element_pointer(P, j + 1, j), m - j - 1);
+      const Vector<T, ExecSpace> w(detail::element_pointer(W, j + 1, j), m - j - 1);
+      symv<T, ExecSpace>(space, Uplo::Lower, T(1), A22, v, T(0), w, symv_work);
+      // 4. w -= V (W^H v) + W (V^H v) over the panel's earlier columns.
+      if (j > 0) {
+        const Matrix<T, ExecSpace> Vp = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
+        const Matrix<T, ExecSpace> Wp = Kokkos::subview(W, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
+        const Vector<T, ExecSpace> t1j = Kokkos::subview(t1, std::make_pair(index_t(0), j));
+        const Vector<T, ExecSpace> t2j = Kokkos::subview(t2, std::make_pair(index_t(0), j));
+        backends::gemv<T>(ctx, backends::Op::ConjTrans, T(1), Wp, v, T(0), t1j);
+        backends::gemv<T>(ctx, backends::Op::ConjTrans, T(1), Vp, v, T(0), t2j);
+        backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Vp, t1j, T(1), w);
+        backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Wp, t2j, T(1), w);
+      }
+      // 5. w = tau w - (tau/2)(tau w)^H v ... (LAPACK: w *= tau; w += -1/2 tau (w^H v) v).
+      Kokkos::parallel_reduce(
+          "keig::sytrd::scale_dot", Range(space, 0, m - j - 1),
+          KOKKOS_LAMBDA(const index_t r, T& acc) {
+            const T scaled = tau_j() * w(r);
+            w(r) = scaled;
+            acc += conjugate(scaled) * v(r);
+          },
+          dot);
+      Kokkos::parallel_for(
+          "keig::sytrd::axpy", Range(space, 0, m - j - 1), KOKKOS_LAMBDA(const index_t r) {
+            const T alpha = R(-0.5) * tau_j() * dot();
+            w(r) += alpha * v(r);
+          });
+    }
+    // 6. Trailing update A(i+jb:n, i+jb:n) -= V W^H + W V^H (BLAS-3).
+    if (jb < m) {
+      const Matrix<T, ExecSpace> V2 = Kokkos::subview(P, std::make_pair(jb, m), std::make_pair(index_t(0), jb));
+      const Matrix<T, ExecSpace> W2 = Kokkos::subview(W, std::make_pair(jb, m), std::make_pair(index_t(0), jb));
+      const Matrix<T, ExecSpace> C = Kokkos::subview(P, std::make_pair(jb, m), std::make_pair(jb, m));
+      backends::syr2k<T>(ctx, Uplo::Lower, backends::Op::NoTrans, T(-1), V2, W2, R(1), C);
+    }
+  }
+  Kokkos::parallel_for(
+      "keig::sytrd::diagonal", Range(space, 0, n), KOKKOS_LAMBDA(const index_t r) { d(r) = real_part(a(r, r)); });
+}
+
+}  // namespace keig::stages

@@ -1,0 +1,144 @@
+// keig's own stages on the backend under test, against host references.
+#include <random>
+
+#include "keig/stages/ormtr.hpp"
+#include "keig/stages/symv.hpp"
+#include "keig/stages/sytrd.hpp"
+#include "support.hpp"
+
+namespace keig::test {
+namespace {
+
+template <class T>
+T random_scalar(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  if constexpr (is_complex_v<T>) {
+    const double re = u(rng);
+    return T(re, u(rng));
+  } else {
+    return T(u(rng));
+  }
+}
+
+template <class T>
+class Symv : public ::testing::Test {};
+TYPED_TEST_SUITE(Symv, Scalars);
+
+// Odd sizes around the block sizes (64 on GPUs, 128 on hosts), both triangles,
+// the unreferenced triangle poisoned with NaN (it must never be read), y
+// poisoned when beta = 0.
+TYPED_TEST(Symv, MatchesTheFullHermitianProduct) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  std::mt19937_64 rng(42);
+  for (index_t n : {0, 1, 2, 3, 63, 64, 65, 127, 128, 129, 200, 513}) {
+    for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      for (bool zero_beta : {false, true}) {
+        SCOPED_TRACE(describe("symv", n, uplo) + (zero_beta ? " beta=0" : ""));
+        HostMatrix<T> full("full", n, n), stored("stored", n, n);
+        for (index_t j = 0; j < n; ++j) {
+          full(j, j) = T(real_part(random_scalar<T>(rng)));
+          for (index_t i = j + 1; i < n; ++i) {
+            full(i, j) = random_scalar<T>(rng);
+            full(j, i) = conjugate(full(i, j));
+          }
+        }
+        const R nan = std::numeric_limits<R>::quiet_NaN();
+        for (index_t j = 0; j < n; ++j)
+          for (index_t i = 0; i < n; ++i) {
+            const bool referenced = uplo == Uplo::Lower ? i >= j : i <= j;
+            stored(i, j) = referenced ? full(i, j) : T(nan);
+          }
+        HostVector<T> x("x", n), y0("y0", n);
+        for (index_t i = 0; i < n; ++i) {
+          x(i) = random_scalar<T>(rng);
+          y0(i) = zero_beta ? T(nan) : random_scalar<T>(rng);
+        }
+        const T alpha = T(R(0.75)), beta = zero_beta ? T(0) : T(R(-0.5));
+        auto a = to_space(stored);
+        SpaceVector<T> xd("x", n), yd("y", n), work("work", stages::symv_workspace_size<T, Space>(n));
+        Kokkos::deep_copy(xd, x);
+        Kokkos::deep_copy(yd, y0);
+        stages::symv<T, Space>(Space(), uplo, alpha, to_matrix<Space>(a), to_vector<Space>(xd), beta,
+                               to_vector<Space>(yd), to_vector<Space>(work));
+        auto y = to_host(yd);
+        double err = 0, scale = 0;
+        for (index_t i = 0; i < n; ++i) {
+          T expect = zero_beta ? T(0) : beta * y0(i);
+          T ax = T(0);
+          for (index_t j = 0; j < n; ++j) ax += full(i, j) * x(j);
+          expect += alpha * ax;
+          err = std::max(err, std::sqrt(double(abs_squared(T(y(i) - expect)))));
+          scale = std::max(scale, std::sqrt(double(abs_squared(expect))));
+        }
+        EXPECT_LE(err, 4.0 * double(n + 1) * double(unit_roundoff<T>()) * std::max(scale, 1.0)) << "max error " << err;
+      }
+    }
+  }
+}
+
+TYPED_TEST(Symv, RejectsShortWorkspace) {
+  using T = TypeParam;
+  SpaceMatrix<T> a("a", 130, 130);
+  SpaceVector<T> x("x", 130), y("y", 130), work("work", 10);
+  auto call = [&] {
+    stages::symv<T, Space>(Space(), Uplo::Lower, T(1), to_matrix<Space>(a), to_vector<Space>(x), T(0),
+                           to_vector<Space>(y), to_vector<Space>(work));
+  };
+  EXPECT_THROW(call(), InvalidArgument);
+}
+
+template <class T>
+class Sytrd : public ::testing::Test {};
+TYPED_TEST_SUITE(Sytrd, Scalars);
+
+// sytrd + ormtr: with Q = ormtr(I), Q^H A Q is the tridiagonal (d, e) and Q is
+// unitary, for sizes around the panel width, both triangles, several panel widths.
+TYPED_TEST(Sytrd, ReducesToTridiagonalWithUnitaryQ) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  backends::Context<Space> ctx{Space()};
+  for (index_t n : {1, 2, 3, 31, 32, 33, 65, 150}) {
+    for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      for (index_t nb : {index_t(0), index_t(8)}) {
+        SCOPED_TRACE(describe("sytrd", n, uplo) + " nb=" + std::to_string(nb));
+        const auto problem = generate<T>(MatrixKind::Random, n, n + 3);
+        const index_t panel = nb > 0 ? nb : stages::SytrdTuning<Space>::default_nb;
+        auto a = to_space(problem.a);
+        SpaceVector<R> d("d", n), e("e", n);
+        SpaceVector<T> tau("tau", n), work("work", stages::sytrd_workspace_size<T, Space>(n, panel));
+        stages::sytrd<T, Space>(ctx, uplo, to_matrix<Space>(a), to_vector<Space>(d), to_vector<Space>(e),
+                                to_vector<Space>(tau), to_vector<Space>(work), nb);
+        auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+        SpaceVector<T> owork("owork", stages::ormtr_workspace_size<T, Space>(n, n, panel));
+        stages::ormtr<T, Space>(ctx, to_matrix<Space>(a), to_vector<Space>(tau), to_matrix<Space>(q),
+                                to_vector<Space>(owork), panel);
+        Kokkos::fence();
+        auto qh = to_host(q);
+        auto dh = to_host(d);
+        auto eh = to_host(e);
+        // T = Q^H A Q, computed on the host in double precision via the verify helpers:
+        // residual of (A Q - Q T) column by column.
+        HostMatrix<T> tri("tri", n, n);
+        for (index_t i = 0; i < n; ++i) tri(i, i) = T(dh(i));
+        for (index_t i = 0; i + 1 < n; ++i) tri(i + 1, i) = tri(i, i + 1) = T(eh(i));
+        double num = 0, den = 0;
+        for (index_t j = 0; j < n; ++j)
+          for (index_t i = 0; i < n; ++i) {
+            T aq = T(0), qt = T(0);
+            for (index_t k = 0; k < n; ++k) {
+              aq += problem.a(i, k) * qh(k, j);
+              qt += qh(i, k) * tri(k, j);
+            }
+            num += abs_squared(T(aq - qt));
+          }
+        den = frobenius_norm(problem.a);
+        EXPECT_LE(std::sqrt(num) / (std::max(den, 1e-300) * n * double(unit_roundoff<T>())), kContract);
+        EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace keig::test
