@@ -33,6 +33,22 @@ void gemv(const CudaContext& ctx, Op ta, index_t m, index_t n, T alpha, const T*
 }
 
 template <class T>
+void symv(const CudaContext& ctx, Uplo uplo, index_t n, T alpha, const T* a, index_t lda, const T* x, T beta, T* y) {
+  auto h = ctx.blas();
+  const auto U = fill(uplo);
+  if constexpr (std::is_same_v<T, float>)
+    check_cublas("cublasSsymv", cublasSsymv_64(h, U, n, &alpha, a, lda, x, 1, &beta, y, 1));
+  else if constexpr (std::is_same_v<T, double>)
+    check_cublas("cublasDsymv", cublasDsymv_64(h, U, n, &alpha, a, lda, x, 1, &beta, y, 1));
+  else if constexpr (std::is_same_v<T, Kokkos::complex<float>>)
+    check_cublas("cublasChemv", cublasChemv_64(h, U, n, vendor(&alpha), vendor(a), lda, vendor(x), 1, vendor(&beta),
+                                               vendor(y), 1));
+  else
+    check_cublas("cublasZhemv", cublasZhemv_64(h, U, n, vendor(&alpha), vendor(a), lda, vendor(x), 1, vendor(&beta),
+                                               vendor(y), 1));
+}
+
+template <class T>
 void gemm(const CudaContext& ctx, Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
           const T* b, index_t ldb, T beta, T* c, index_t ldc) {
   constexpr bool cx = is_complex_v<T>;
@@ -127,6 +143,7 @@ void trmm(const CudaContext& ctx, Side side, Uplo uplo, Op ta, Diag diag, index_
 
 #define KEIG_INSTANTIATE_CUDA_BLAS(T)                                                                             \
   template void gemv<T>(const CudaContext&, Op, index_t, index_t, T, const T*, index_t, const T*, T, T*);          \
+  template void symv<T>(const CudaContext&, Uplo, index_t, T, const T*, index_t, const T*, T, T*);                 \
   template void gemm<T>(const CudaContext&, Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*,     \
                         index_t, T, T*, index_t);                                                                \
   template void symm<T>(const CudaContext&, Side, Uplo, index_t, index_t, T, const T*, index_t, const T*, index_t, \

@@ -28,6 +28,17 @@ void gemv(Op ta, index_t m, index_t n, T alpha, const T* a, index_t lda, const T
 }
 
 template <class T>
+void symv(Uplo uplo, index_t n, T alpha, const T* a, index_t lda, const T* x, T beta, T* y) {
+  const auto U = cblas_uplo(uplo);
+  if constexpr (std::is_same_v<T, float>) cblas_ssymv(CblasColMajor, U, n, alpha, a, lda, x, 1, beta, y, 1);
+  else if constexpr (std::is_same_v<T, double>) cblas_dsymv(CblasColMajor, U, n, alpha, a, lda, x, 1, beta, y, 1);
+  else if constexpr (std::is_same_v<T, Kokkos::complex<float>>)
+    cblas_chemv(CblasColMajor, U, n, &alpha, a, lda, x, 1, &beta, y, 1);
+  else
+    cblas_zhemv(CblasColMajor, U, n, &alpha, a, lda, x, 1, &beta, y, 1);
+}
+
+template <class T>
 void gemm(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b, index_t ldb,
           T beta, T* c, index_t ldc) {
   constexpr bool cx = is_complex_v<T>;
@@ -108,6 +119,7 @@ void trmm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha,
 
 #define KEIG_INSTANTIATE_HOST_BLAS(T)                                                                            \
   template void gemv<T>(Op, index_t, index_t, T, const T*, index_t, const T*, T, T*);                             \
+  template void symv<T>(Uplo, index_t, T, const T*, index_t, const T*, T, T*);                                     \
   template void gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, index_t, T, T*,         \
                         index_t);                                                                                \
   template void symm<T>(Side, Uplo, index_t, index_t, T, const T*, index_t, const T*, index_t, T, T*, index_t);   \

@@ -38,6 +38,22 @@ void gemv(const Context<ExecSpace>& ctx, Op ta, nondeduced_t<T> alpha, const Mat
     host::gemv(ta, m, n, alpha, a.data(), leading_dimension(a), x.data(), beta, y.data());
 }
 
+// y = alpha A x + beta y, A Hermitian (vendor symv/hemv: the peer of stages::symv).
+template <class T, class ExecSpace>
+void symv(const Context<ExecSpace>& ctx, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
+          const Vector<T, ExecSpace>& x, nondeduced_t<T> beta, const Vector<T, ExecSpace>& y) {
+  const index_t n = a.extent(0);
+  detail::require(static_cast<index_t>(a.extent(1)) == n, "symv", "A", "A must be square");
+  detail::require(static_cast<index_t>(x.extent(0)) == n && static_cast<index_t>(y.extent(0)) == n, "symv", "x",
+                  "x and y need n entries");
+  if (n == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::symv(ctx, uplo, n, alpha, a.data(), leading_dimension(a), x.data(), beta, y.data());
+  else
+    host::symv(uplo, n, alpha, a.data(), leading_dimension(a), x.data(), beta, y.data());
+}
+
 // C = alpha op(A) op(B) + beta C
 template <class T, class ExecSpace>
 void gemm(const Context<ExecSpace>& ctx, Op ta, Op tb, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,

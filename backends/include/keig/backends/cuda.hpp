@@ -20,6 +20,8 @@ using CudaContext = Context<Kokkos::Cuda>;
 template <class T>
 void gemv(const CudaContext&, Op ta, index_t m, index_t n, T alpha, const T* a, index_t lda, const T* x, T beta, T* y);
 template <class T>
+void symv(const CudaContext&, Uplo uplo, index_t n, T alpha, const T* a, index_t lda, const T* x, T beta, T* y);
+template <class T>
 void gemm(const CudaContext&, Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
           const T* b, index_t ldb, T beta, T* c, index_t ldc);
 template <class T>
@@ -67,6 +69,7 @@ namespace keig::backends::cuda {
   template <class... Args>          \
   std::int64_t name(Args&&...) = delete;
 KEIG_CUDA_UNAVAILABLE(gemv)
+KEIG_CUDA_UNAVAILABLE(symv)
 KEIG_CUDA_UNAVAILABLE(gemm)
 KEIG_CUDA_UNAVAILABLE(symm)
 KEIG_CUDA_UNAVAILABLE(syr2k)

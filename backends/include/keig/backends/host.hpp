@@ -24,6 +24,10 @@ using index_t = std::int64_t;
 template <class T>
 void gemv(Op ta, index_t m, index_t n, T alpha, const T* a, index_t lda, const T* x, T beta, T* y);
 
+// y = alpha A x + beta y, A Hermitian (symv / hemv): the peer of keig's symv.
+template <class T>
+void symv(Uplo uplo, index_t n, T alpha, const T* a, index_t lda, const T* x, T beta, T* y);
+
 // ---- BLAS-3
 template <class T>
 void gemm(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
