@@ -32,7 +32,7 @@ src="$prefix/src"
 install="$prefix/$backend"
 build="$prefix/build-$backend"
 log="$prefix/logs"
-mkdir -p "$src" "$install" "$build" "$log"
+mkdir -p "$src" "$install" "$log"
 
 say() { printf '[keig-deps] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -78,7 +78,9 @@ index_t syevdx(const CudaContext& ctx, Job job, const Range& range, Uplo uplo, i
   using R = real_t<T>;
   constexpr auto dt = data_type<T>();
   constexpr auto rt = data_type<R>();
-  R vl = R(range.vl), vu = R(range.vu);
+  // vl, vu in the compute type's storage: for complex types (vl, 0), whose first
+  // half is the real bound, so either reading of the pointer gets the bound.
+  T vl = T(R(range.vl)), vu = T(R(range.vu));
   // cuSOLVER counts il, iu from 1 like LAPACK.
   const index_t il = range.kind == Range::Kind::Index ? range.il + 1 : 1;
   const index_t iu = range.kind == Range::Kind::Index ? range.iu + 1 : n;

@@ -3,10 +3,13 @@
 // on Kokkos::Cuda. They are the reference in tests and the peer in benchmarks.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "keig/backends/lapack.hpp"
 #include "keig/views/kernels.hpp"
+#include "keig/views/workspace.hpp"
 
 namespace keig::backends {
 
@@ -16,6 +19,45 @@ struct VendorCall {
 };
 
 namespace detail {
+
+// cuSOLVER's eigenvalues of repeated/clustered spectra can come back out of
+// order by a rounding error (seen for ?syevd/?sygvd on an H200); keig promises
+// ascending order, so sort w(0..m-1) and permute Z's columns to match.
+template <class T, class ExecSpace>
+void sort_ascending(const ExecSpace& space, const Vector<real_t<T>, ExecSpace>& w, const Matrix<T, ExecSpace>& z,
+                    index_t m, bool vectors) {
+  using R = real_t<T>;
+  if (m < 2) return;
+  const auto wm = Kokkos::subview(w, std::make_pair(index_t(0), m));
+  HostVector<R> wh("keig::vendor::w_host", m);
+  Kokkos::deep_copy(space, wh, wm);
+  space.fence();
+  if (std::is_sorted(wh.data(), wh.data() + m)) return;
+  std::vector<index_t> order(m);
+  for (index_t i = 0; i < m; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](index_t a, index_t b) { return wh(a) < wh(b); });
+  HostVector<R> sorted("keig::vendor::w_sorted", m);
+  HostVector<index_t> perm_h("keig::vendor::perm_host", m);
+  for (index_t i = 0; i < m; ++i) {
+    sorted(i) = wh(order[i]);
+    perm_h(i) = order[i];
+  }
+  Kokkos::deep_copy(space, wm, sorted);
+  if (vectors) {
+    const index_t n = z.extent(0);
+    auto perm = allocate_vector<index_t>(space, "keig::vendor::perm", m);
+    Kokkos::deep_copy(space, perm, perm_h);
+    auto copy_owned = allocate_matrix<T>(space, "keig::vendor::z_unsorted", n, m);
+    const Matrix<T, ExecSpace> unsorted = copy_owned;
+    copy_matrix(space, columns(z, 0, m), unsorted);
+    using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+    Kokkos::parallel_for(
+        "keig::vendor::permute_columns", Policy(space, {0, 0}, {n, m}),
+        KOKKOS_LAMBDA(const index_t i, const index_t j) { z(i, j) = unsorted(i, perm(j)); });
+  }
+  space.fence();  // the host buffers must outlive the copies
+}
+
 inline bool wants_divide_and_conquer(const Range& range, TridiagonalSolver solver) {
   return range.kind == Range::Kind::All &&
          (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::DivideAndConquer);
@@ -43,6 +85,7 @@ VendorCall vendor_eigh(const Context<ExecSpace>& ctx, Job job, Uplo uplo, const 
       info = cuda::syevdx(ctx, job, range, uplo, n, a.data(), lda, call.found, w.data());
     }
     if (info == 0 && vectors) copy_matrix(ctx.space(), columns(a, 0, call.found), columns(z, 0, call.found));
+    if (info == 0) detail::sort_ascending(ctx.space(), w, z, call.found, vectors);
   } else {
     T* zp = vectors ? z.data() : nullptr;
     const index_t ldz = vectors ? leading_dimension(z) : 1;
@@ -101,6 +144,7 @@ VendorCall vendor_eigh_generalized(const Context<ExecSpace>& ctx, GeneralizedTyp
   if (info > n) throw NotPositiveDefinite("B", info - n);
   if (info > 0) throw ConvergenceFailure(call.routine, info);
   if (vectors && vectors_in_a) copy_matrix(ctx.space(), columns(a, 0, call.found), columns(z, 0, call.found));
+  if constexpr (is_cuda_space_v<ExecSpace>) detail::sort_ascending(ctx.space(), w, z, call.found, vectors);
   return call;
 }
 

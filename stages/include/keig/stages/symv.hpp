@@ -29,22 +29,29 @@
 namespace keig::stages {
 
 // Block size, column groups per block (device) and the segment length policy.
-template <class ExecSpace>
+template <class T, class ExecSpace>
 struct SymvTuning {
-  static constexpr int nb = backends::is_cuda_space_v<ExecSpace> ? 64 : 128;
-  static constexpr int groups = backends::is_cuda_space_v<ExecSpace> ? 4 : 1;  // threads per block row
+  static constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
+  // 16-byte scalars use 32 x 32 blocks on devices so team scratch stays < 48 KB.
+  static constexpr int nb = device ? (sizeof(T) > 8 ? 32 : 64) : 128;
+  static constexpr int groups = device ? 4 : 1;  // threads per block row
   static constexpr int columns_per_thread = nb / groups;
-  // Blocks per off-diagonal segment: long segments amortize the column
-  // reduction, short ones give enough teams; aim for ~32 segments per column.
+  static constexpr int max_segment = 16;
+  // Scratch columns: the segment's row partials (groups x segment) or the NB column partials.
+  static constexpr int scratch_columns = groups * max_segment > nb ? groups * max_segment : nb;
+  // Blocks per off-diagonal segment. Device: long segments amortize the
+  // column reduction, short ones give enough teams (~32 segments per column).
+  // Host: whole block columns (few threads, long streams).
   static index_t segment(index_t nblk) {
+    if (!backends::is_cuda_space_v<ExecSpace>) return nblk > 0 ? nblk : 1;
     const index_t s = nblk / 32;
-    return s < 1 ? 1 : (s > 16 ? 16 : s);
+    return s < 1 ? 1 : (s > max_segment ? max_segment : s);
   }
 };
 
 template <class T, class ExecSpace>
 index_t symv_workspace_size(index_t n) {
-  constexpr index_t nb = SymvTuning<ExecSpace>::nb;
+  constexpr index_t nb = SymvTuning<T, ExecSpace>::nb;
   const index_t nblk = (n + nb - 1) / nb;
   return n * (nblk > 0 ? nblk : 1);
 }
@@ -53,7 +60,7 @@ namespace detail {
 
 template <class T, class ExecSpace>
 struct SymvKernels {
-  using Tune = SymvTuning<ExecSpace>;
+  using Tune = SymvTuning<T, ExecSpace>;
   static constexpr int NB = Tune::nb;
   static constexpr int Q = Tune::groups;
   static constexpr int C = Tune::columns_per_thread;
@@ -144,6 +151,9 @@ struct SymvKernels {
     if constexpr (device) {
       const int rank = team.team_rank();
       const int t = rank % NB, q = rank / NB;
+      // Row partials of all the segment's blocks wait in scratch, so the
+      // block loop has no barrier; both reductions happen once per segment.
+      Scratch part(team.team_scratch(0), NB + 1, Tune::scratch_columns);
       T xj[C], colacc[C];
       for (int jj = 0; jj < C; ++jj) {
         const int j = q * C + jj;
@@ -166,12 +176,22 @@ struct SymvKernels {
             colacc[jj] += conjugate(v[jj]) * xr;
           }
         }
-        // Row partial of block (I, J): slot J of rows in block I.
-        reduce_rows_and_store(team, t, q, rowsum, rows, r0, J);
+        part(t, q + Q * static_cast<int>(I - first)) = rowsum;
       }
-      // Column partials: reduce over the NB rows once per segment.
-      Scratch part(team.team_scratch(0), NB + 1, NB);
       team.team_barrier();
+      // Row partial of block (I, J) -> slot J of the rows of block I.
+      const int blocks = static_cast<int>(last - first);
+      for (int k = rank; k < blocks * NB; k += NB * Q) {
+        const int b = k / NB, r = k % NB;
+        const index_t row = (first + b) * NB + r;
+        if (row < n) {
+          T total = part(r, Q * b);
+          for (int g = 1; g < Q; ++g) total += part(r, g + Q * b);
+          work(row, J) = total;
+        }
+      }
+      team.team_barrier();
+      // Column partials: reduce over the NB rows once per segment.
       for (int jj = 0; jj < C; ++jj) part(t, q * C + jj) = colacc[jj];
       team.team_barrier();
       if (rank < cols) {
@@ -180,27 +200,31 @@ struct SymvKernels {
         work(c0 + rank, first) = total;  // slot = first block of the segment
       }
     } else {
-      T colacc[NB];
-      for (int j = 0; j < NB; ++j) colacc[j] = T(0);
-      T rowacc[NB];
-      for (index_t I = first; I < last; ++I) {
-        const index_t r0 = I * NB;
-        const int rows = static_cast<int>(n - r0 < NB ? n - r0 : NB);
-        for (int t = 0; t < NB; ++t) rowacc[t] = T(0);
-        for (int j = 0; j < cols; ++j) {
-          const T xj = x(c0 + j);
-          T dot = T(0);
-          const T* column = &a(r0, c0 + j);
-          const T* xr = &x(r0);
-          for (int t = 0; t < rows; ++t) {  // unit stride: one pass over the column
-            rowacc[t] += column[t] * xj;
-            dot += conjugate(column[t]) * xr[t];
+      // Host: one team per block column walks whole columns (long unit-stride
+      // streams the prefetchers follow), accumulating the row partials in
+      // this column's slot and the column partial in four independent dot
+      // products (not bound by the FMA latency chain).
+      const index_t r_begin = first * NB, r_end = last * NB < n ? last * NB : n;
+      const index_t len = r_end - r_begin;
+      T* wr = &work(r_begin, J);
+      const T* xr = &x(r_begin);
+      for (index_t t = 0; t < len; ++t) wr[t] = T(0);
+      for (int j = 0; j < cols; ++j) {
+        const T xj = x(c0 + j);
+        const T* column = &a(r_begin, c0 + j);
+        T dot[4] = {T(0), T(0), T(0), T(0)};
+        index_t t = 0;
+        for (; t + 4 <= len; t += 4)
+          for (int u = 0; u < 4; ++u) {
+            wr[t + u] += column[t + u] * xj;
+            dot[u] += conjugate(column[t + u]) * xr[t + u];
           }
-          colacc[j] += dot;
+        for (; t < len; ++t) {
+          wr[t] += column[t] * xj;
+          dot[0] += conjugate(column[t]) * xr[t];
         }
-        for (int t = 0; t < rows; ++t) work(r0 + t, J) = rowacc[t];
+        work(c0 + j, first) = (dot[0] + dot[1]) + (dot[2] + dot[3]);
       }
-      for (int j = 0; j < cols; ++j) work(c0 + j, first) = colacc[j];
     }
   }
 
@@ -246,12 +270,12 @@ void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix
   k.beta = beta;
   k.n = n;
   k.nblk = (n + K::NB - 1) / K::NB;
-  k.seg = SymvTuning<ExecSpace>::segment(k.nblk);
+  k.seg = SymvTuning<T, ExecSpace>::segment(k.nblk);
   k.nseg = (k.nblk + k.seg - 1) / k.seg;
   k.lower = uplo == Uplo::Lower;
   k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk);
   const int team_size = K::device ? K::NB * K::Q : 1;
-  const size_t scratch = K::device ? K::Scratch::shmem_size(K::NB + 1, K::NB) : 0;
+  const size_t scratch = K::device ? K::Scratch::shmem_size(K::NB + 1, SymvTuning<T, ExecSpace>::scratch_columns) : 0;
   using Diagonal = Kokkos::TeamPolicy<ExecSpace, typename K::DiagonalTag, Kokkos::Schedule<Kokkos::Static>>;
   using OffDiagonal = Kokkos::TeamPolicy<ExecSpace, typename K::OffDiagonalTag, Kokkos::Schedule<Kokkos::Dynamic>>;
   Kokkos::parallel_for("keig::symv::diagonal",

@@ -64,6 +64,33 @@ void mirror_full_hermitian(const ExecSpace& space, const Matrix<T, ExecSpace>& a
       });
 }
 
+// Small O(n) loops of a column step: on host spaces they run inline on the
+// calling thread (a fork/join per column step costs more than the loop);
+// on devices they are kernels on the instance, keeping scalars on the device.
+template <class ExecSpace>
+inline constexpr bool runs_inline_v = !backends::is_cuda_space_v<ExecSpace>;
+
+template <class ExecSpace, class F>
+void small_for(const char* label, const ExecSpace& space, index_t begin, index_t end, const F& f) {
+  if constexpr (runs_inline_v<ExecSpace>) {
+    for (index_t i = begin; i < end; ++i) f(i);
+  } else {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, begin, end), f);
+  }
+}
+
+template <class ExecSpace, class F, class ResultView>
+void small_reduce(const char* label, const ExecSpace& space, index_t begin, index_t end, const F& f,
+                  const ResultView& result) {
+  if constexpr (runs_inline_v<ExecSpace>) {
+    typename ResultView::value_type acc{};
+    for (index_t i = begin; i < end; ++i) f(i, acc);
+    result() = acc;
+  } else {
+    Kokkos::parallel_reduce(label, Kokkos::RangePolicy<ExecSpace>(space, begin, end), f, result);
+  }
+}
+
 // Address of m(row, col) (no access: valid for device views on the host).
 template <class View>
 typename View::pointer_type element_pointer(const View& m, index_t row, index_t col) {
@@ -120,8 +147,8 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
       // 1. Bring column j up to date with the panel's earlier reflectors:
       //    P(j:m, j) -= V(j:m, 0:j) W(j, 0:j)^H + W(j:m, 0:j) V(j, 0:j)^H.
       if (j > 0)
-        Kokkos::parallel_for(
-            "keig::sytrd::update_column", Range(space, j, m), KOKKOS_LAMBDA(const index_t r) {
+        detail::small_for(
+            "keig::sytrd::update_column", space, j, m, KOKKOS_LAMBDA(const index_t r) {
               T sum = T(0);
               for (index_t k = 0; k < j; ++k) sum += P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
               const T updated = P(r, j) - sum;
@@ -129,12 +156,12 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
             });
       // 2. Householder reflector annihilating P(j+2:m, j) (LAPACK ?larfg).
       const index_t x0 = j + 2;
-      Kokkos::parallel_reduce(
-          "keig::sytrd::norm", Range(space, x0 < m ? x0 : m, m),
+      detail::small_reduce(
+          "keig::sytrd::norm", space, x0 < m ? x0 : m, m,
           KOKKOS_LAMBDA(const index_t r, R& acc) { acc += abs_squared(P(r, j)); }, xnorm2);
       const index_t c = i + j;
-      Kokkos::parallel_for(
-          "keig::sytrd::larfg", Range(space, 0, 1), KOKKOS_LAMBDA(const index_t) {
+      detail::small_for(
+          "keig::sytrd::larfg", space, 0, 1, KOKKOS_LAMBDA(const index_t) {
             const T alpha = P(j + 1, j);
             const R xn2 = xnorm2();
             const R ar = real_part(alpha);
@@ -159,8 +186,8 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
             tau(c) = tau_j();
             P(j + 1, j) = T(1);
           });
-      Kokkos::parallel_for(
-          "keig::sytrd::scale", Range(space, x0 < m ? x0 : m, m),
+      detail::small_for(
+          "keig::sytrd::scale", space, x0 < m ? x0 : m, m,
           KOKKOS_LAMBDA(const index_t r) { P(r, j) *= scale(); });
       // 3. w = A22 v with the panel-start trailing matrix (keig symv).
       const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
@@ -179,16 +206,16 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Wp, t2j, T(1), w);
       }
       // 5. w = tau w - (tau/2)(tau w)^H v ... (LAPACK: w *= tau; w += -1/2 tau (w^H v) v).
-      Kokkos::parallel_reduce(
-          "keig::sytrd::scale_dot", Range(space, 0, m - j - 1),
+      detail::small_reduce(
+          "keig::sytrd::scale_dot", space, 0, m - j - 1,
           KOKKOS_LAMBDA(const index_t r, T& acc) {
             const T scaled = tau_j() * w(r);
             w(r) = scaled;
             acc += conjugate(scaled) * v(r);
           },
           dot);
-      Kokkos::parallel_for(
-          "keig::sytrd::axpy", Range(space, 0, m - j - 1), KOKKOS_LAMBDA(const index_t r) {
+      detail::small_for(
+          "keig::sytrd::axpy", space, 0, m - j - 1, KOKKOS_LAMBDA(const index_t r) {
             const T alpha = R(-0.5) * tau_j() * dot();
             w(r) += alpha * v(r);
           });

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root, after scripts/stage-device.sh
+# (which copies this script into .device/): every backend's test executable,
+# keig-solve on n = 4096 GPU problems, the embedding example, and optional
+# benchmarks. Logs go to $OUT (the device tool's output folder).
+#   .device/device-check.sh [tests] [bench-symv] [bench-eigh N1,N2,...]
+set -uo pipefail
+out="${OUT:-/tmp}"
+stage="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export LD_LIBRARY_PATH="$stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export OMP_PROC_BIND=false OMP_WAIT_POLICY=passive
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+summary=()
+run() {  # name, command...
+  local name="$1"; shift
+  local t0=$SECONDS
+  "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  summary+=("$(printf '%-26s %-4s %4ds  %s' "$name" "$([ $rc = 0 ] && echo PASS || echo FAIL)" $((SECONDS - t0)) \
+    "$(grep -E '^\[  PASSED|^\[  FAILED|PASSED$|FAILED$|^embed:' "$out/$name.log" | tail -n 1)")")
+  [ $rc = 0 ] || tail -n 30 "$out/$name.log"
+}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    tests)
+      for exe in "$stage"/bin/keig_tests_*; do run "$(basename "$exe")" "$exe"; done
+      run solve-cuda-4096 "$stage/bin/keig-solve" --matrix random --n 4096
+      run solve-cuda-4096-onestage "$stage/bin/keig-solve" --matrix random --n 4096 --method one-stage
+      run solve-cuda-4096-z "$stage/bin/keig-solve" --matrix clustered --n 4096 --type cdouble --method one-stage
+      run solve-host-1000 "$stage/bin/keig-solve" --matrix graded --n 1000 --space host
+      [ -x "$stage/bin/embed" ] && run embed "$stage/bin/embed"
+      cat "$out/solve-cuda-4096.log" "$out/solve-cuda-4096-onestage.log"
+      shift ;;
+    bench-symv)
+      run bench-symv "$stage/bin/keig-bench" --suite symv --n 4096,8192,16384,32768 --csv "$out/bench-symv.csv"
+      cat "$out/bench-symv.log"; shift ;;
+    bench-eigh)
+      run bench-eigh "$stage/bin/keig-bench" --suite eigh --n "$2" --jobs values,vectors --csv "$out/bench-eigh.csv"
+      cat "$out/bench-eigh.log"; shift 2 ;;
+    *) echo "device-check.sh: unknown step '$1'"; exit 2 ;;
+  esac
+done
+printf '%s\n' "${summary[@]}"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Stages a local CUDA build for the lent GPU machine (no package archive
+# there): the test executables, keig-solve, keig-bench, the embedding example
+# and the non-system shared libraries they need, into .device/ and the
+# archive .device.tar.xz (both git-ignored). On the machine:
+#   tar -xJf .device.tar.xz && .device/device-check.sh tests bench-symv
+#   scripts/stage-device.sh [build-dir]      (default build/cuda)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build/cuda}"
+stage="$root/.device"
+rm -rf "$stage" && mkdir -p "$stage/bin" "$stage/lib"
+bins=("$build"/tests/keig_tests_* "$build/examples/keig-solve" "$build/examples/keig-bench")
+[ -x "$build/embed-test/build/embed" ] && bins+=("$build/embed-test/build/embed")
+for b in "${bins[@]}"; do cp "$b" "$stage/bin/"; done
+# Libraries from Debian's archive (OpenBLAS, LAPACK(E), gfortran runtime, gtest);
+# glibc, libstdc++, libgomp and the CUDA libraries come from the GPU machine.
+for b in "${bins[@]}"; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libstdc++*|libgcc_s*|libgomp*|libdl.so*|libpthread*|librt.so*|ld-linux*|libcu*|libnv*) ;;
+    *) cp -L "$lib" "$stage/lib/" ;;
+  esac
+done
+cp "$root/scripts/device-check.sh" "$stage/"
+# The device tool carries at most 64 MiB: ship one compressed archive.
+tar -C "$root" -cJf "$root/.device.tar.xz" .device
+du -sh "$stage" "$root/.device.tar.xz"
