@@ -37,6 +37,8 @@ while [ $# -gt 0 ]; do
     bench-eigh)
       run bench-eigh "$stage/bin/keig-bench" --suite eigh --n "$2" --jobs values,vectors --csv "$out/bench-eigh.csv"
       cat "$out/bench-eigh.log"; shift 2 ;;
+    solve)  # solve ARGS...: one keig-solve run with all remaining arguments
+      shift; run solve-extra "$stage/bin/keig-solve" "$@"; tail -n 12 "$out/solve-extra.log"; set -- ;;
     *) echo "device-check.sh: unknown step '$1'"; exit 2 ;;
   esac
 done

@@ -206,8 +206,12 @@ index_t solve_one_stage(const backends::Context<ExecSpace>& ctx, StageRecorder<E
   using backends::Diag;
   using backends::Op;
   using backends::Side;
-  result.method = "one-stage: keig sytrd (symv + her2k), " +
-                  std::string(options.range.kind == Range::Kind::All ? "stedc" : "stemr/stebz") + ", ormtr";
+  const bool dc = options.tridiagonal_solver == TridiagonalSolver::DivideAndConquer ||
+                  (options.tridiagonal_solver == TridiagonalSolver::Auto && options.range.kind == Range::Kind::All &&
+                   problem.vectors);
+  const bool bisection = options.tridiagonal_solver == TridiagonalSolver::BisectionInverseIteration;
+  result.method = std::string("one-stage: keig sytrd (symv + her2k), ") +
+                  (dc ? "stedc" : bisection ? "stebz+stein" : "stemr") + (problem.vectors ? ", ormtr" : "");
   if (!problem.generalized)
     return solve_one_stage_standard(ctx, stage, options.uplo, a, w_all, z, problem.vectors, options);
   const ExecSpace& space = ctx.space();

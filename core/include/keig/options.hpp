@@ -18,7 +18,7 @@ enum class Method {
 enum class Uplo { Lower, Upper };
 
 enum class TridiagonalSolver {
-  Auto,                       // divide and conquer for all pairs, MRRR for subsets
+  Auto,                       // divide and conquer for all pairs with vectors, MRRR otherwise
   DivideAndConquer,           // ?stedc
   BisectionInverseIteration,  // ?stebz + ?stein
   MRRR,                       // ?stemr

@@ -209,21 +209,46 @@ struct SymvKernels {
       T* wr = &work(r_begin, J);
       const T* xr = &x(r_begin);
       for (index_t t = 0; t < len; ++t) wr[t] = T(0);
-      for (int j = 0; j < cols; ++j) {
-        const T xj = x(c0 + j);
-        const T* column = &a(r_begin, c0 + j);
-        T dot[4] = {T(0), T(0), T(0), T(0)};
+      // Four columns per pass: the row partials are loaded and stored once
+      // per four matrix columns; 4 x 4 independent dot-product lanes.
+      int j = 0;
+      for (; j + 4 <= cols; j += 4) {
+        const T* col[4];
+        T xc[4];
+        T dot[4][4] = {};
+        for (int c = 0; c < 4; ++c) {
+          col[c] = &a(r_begin, c0 + j + c);
+          xc[c] = x(c0 + j + c);
+        }
         index_t t = 0;
         for (; t + 4 <= len; t += 4)
           for (int u = 0; u < 4; ++u) {
-            wr[t + u] += column[t + u] * xj;
-            dot[u] += conjugate(column[t + u]) * xr[t + u];
+            T sum = wr[t + u];
+            const T xt = xr[t + u];
+            for (int c = 0; c < 4; ++c) {
+              const T v = col[c][t + u];
+              sum += v * xc[c];
+              dot[c][u] += conjugate(v) * xt;
+            }
+            wr[t + u] = sum;
           }
-        for (; t < len; ++t) {
+        for (; t < len; ++t)
+          for (int c = 0; c < 4; ++c) {
+            wr[t] += col[c][t] * xc[c];
+            dot[c][0] += conjugate(col[c][t]) * xr[t];
+          }
+        for (int c = 0; c < 4; ++c)
+          work(c0 + j + c, first) = (dot[c][0] + dot[c][1]) + (dot[c][2] + dot[c][3]);
+      }
+      for (; j < cols; ++j) {
+        const T xj = x(c0 + j);
+        const T* column = &a(r_begin, c0 + j);
+        T dot = T(0);
+        for (index_t t = 0; t < len; ++t) {
           wr[t] += column[t] * xj;
-          dot[0] += conjugate(column[t]) * xr[t];
+          dot += conjugate(column[t]) * xr[t];
         }
-        work(c0 + j, first) = (dot[0] + dot[1]) + (dot[2] + dot[3]);
+        work(c0 + j, first) = dot;
       }
     }
   }

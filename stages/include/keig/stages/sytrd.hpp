@@ -79,15 +79,25 @@ void small_for(const char* label, const ExecSpace& space, index_t begin, index_t
   }
 }
 
-template <class ExecSpace, class F, class ResultView>
-void small_reduce(const char* label, const ExecSpace& space, index_t begin, index_t end, const F& f,
-                  const ResultView& result) {
-  if constexpr (runs_inline_v<ExecSpace>) {
-    typename ResultView::value_type acc{};
-    for (index_t i = begin; i < end; ++i) f(i, acc);
-    result() = acc;
+// LAPACK ?larfg's scalars from alpha and ||x||^2 (computed redundantly by
+// every thread that needs them): H = I - tau v v^H, H^H (alpha, x) = (beta, 0),
+// v = (1, x / (alpha - beta)). No rescaling for norms below underflow.
+template <class T>
+KOKKOS_INLINE_FUNCTION void householder(const T alpha, const real_t<T> xn2, T& tau, T& scale, real_t<T>& beta) {
+  using R = real_t<T>;
+  const R ar = real_part(alpha);
+  R ai = R(0);
+  if constexpr (is_complex_v<T>) ai = alpha.imag();
+  if (xn2 == R(0) && ai == R(0)) {
+    tau = T(0);
+    scale = T(0);
+    beta = ar;
   } else {
-    Kokkos::parallel_reduce(label, Kokkos::RangePolicy<ExecSpace>(space, begin, end), f, result);
+    const R norm = compat::sqrt(ar * ar + ai * ai + xn2);
+    beta = ar >= R(0) ? -norm : norm;
+    if constexpr (is_complex_v<T>) tau = T((beta - ar) / beta, -ai / beta);
+    else tau = (beta - ar) / beta;
+    scale = T(1) / (alpha - T(beta));
   }
 }
 
@@ -108,7 +118,6 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
            const Vector<T, ExecSpace>& tau, const Vector<T, ExecSpace>& work, index_t nb = 0) {
   using R = real_t<T>;
   using Mem = memory_space_of<ExecSpace>;
-  using RealScalar = Kokkos::View<R, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using Scalar = Kokkos::View<T, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using Range = Kokkos::RangePolicy<ExecSpace>;
   const ExecSpace& space = ctx.space();
@@ -132,10 +141,8 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   const Vector<T, ExecSpace> t1(p, nb), t2(p + nb, nb);
   p += 2 * nb;
   // Device-resident scalars of one latrd column (the host never reads them).
-  const RealScalar xnorm2(reinterpret_cast<R*>(p));  // ||x||^2
-  const Scalar scale(p + 1);                         // 1 / (alpha - beta): scales x into v
-  const Scalar tau_j(p + 2);                         // tau of the current reflector
-  const Scalar dot(p + 3);                           // (tau w)^H v
+  const Scalar tau_j(p);    // tau of the current reflector
+  const Scalar dot(p + 1);  // (tau w)^H v
 
   for (index_t i = 0; i + 1 < n; i += nb) {
     const index_t jb = nb < n - 1 - i ? nb : n - 1 - i;  // columns of this panel
@@ -154,66 +161,103 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
               const T updated = P(r, j) - sum;
               P(r, j) = r == j ? T(real_part(updated)) : updated;
             });
-      // 2. Householder reflector annihilating P(j+2:m, j) (LAPACK ?larfg).
-      const index_t x0 = j + 2;
-      detail::small_reduce(
-          "keig::sytrd::norm", space, x0 < m ? x0 : m, m,
-          KOKKOS_LAMBDA(const index_t r, R& acc) { acc += abs_squared(P(r, j)); }, xnorm2);
+      // 2. Householder reflector annihilating P(j+2:m, j) (LAPACK ?larfg,
+      //    without its rescaling loop for norms below the underflow threshold).
+      const index_t x0 = j + 2 < m ? j + 2 : m;
       const index_t c = i + j;
-      detail::small_for(
-          "keig::sytrd::larfg", space, 0, 1, KOKKOS_LAMBDA(const index_t) {
-            const T alpha = P(j + 1, j);
-            const R xn2 = xnorm2();
-            const R ar = real_part(alpha);
-            R ai = R(0);
-            if constexpr (is_complex_v<T>) ai = alpha.imag();
-            if (xn2 == R(0) && ai == R(0)) {
-              tau_j() = T(0);
-              scale() = T(0);
-              e(c) = ar;
-            } else {
-              const R norm = compat::sqrt(ar * ar + ai * ai + xn2);
-              const R beta = ar >= R(0) ? -norm : norm;
-              if constexpr (is_complex_v<T>) {
-                tau_j() = T((beta - ar) / beta, -ai / beta);
-                scale() = T(1) / (alpha - T(beta));
-              } else {
-                tau_j() = (beta - ar) / beta;
-                scale() = T(1) / (alpha - beta);
-              }
-              e(c) = beta;
-            }
-            tau(c) = tau_j();
-            P(j + 1, j) = T(1);
-          });
-      detail::small_for(
-          "keig::sytrd::scale", space, x0 < m ? x0 : m, m,
-          KOKKOS_LAMBDA(const index_t r) { P(r, j) *= scale(); });
+      if constexpr (detail::runs_inline_v<ExecSpace>) {
+        R xn2 = 0;
+        for (index_t r = x0; r < m; ++r) xn2 += abs_squared(P(r, j));
+        T t_out, s_out;
+        R b_out;
+        detail::householder(P(j + 1, j), xn2, t_out, s_out, b_out);
+        tau_j() = t_out;
+        tau(c) = t_out;
+        e(c) = b_out;
+        P(j + 1, j) = T(1);
+        for (index_t r = x0; r < m; ++r) P(r, j) *= s_out;
+      } else {
+        // One team: norm, reflector and scaling in a single launch.
+        using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
+        Kokkos::parallel_for(
+            "keig::sytrd::reflector", TeamPolicy(space, 1, 256),
+            KOKKOS_LAMBDA(const typename TeamPolicy::member_type& team) {
+              const T alpha = P(j + 1, j);
+              R xn2 = 0;
+              Kokkos::parallel_reduce(
+                  Kokkos::TeamThreadRange(team, x0, m), [&](const index_t r, R& acc) { acc += abs_squared(P(r, j)); },
+                  xn2);
+              T t_out, s_out;
+              R b_out;
+              detail::householder(alpha, xn2, t_out, s_out, b_out);
+              Kokkos::single(Kokkos::PerTeam(team), [&]() {
+                tau_j() = t_out;
+                tau(c) = t_out;
+                e(c) = b_out;
+                P(j + 1, j) = T(1);
+              });
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, x0, m), [&](const index_t r) { P(r, j) *= s_out; });
+            });
+      }
       // 3. w = A22 v with the panel-start trailing matrix (keig symv).
       const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
       const Vector<T, ExecSpace> v(detail::element_pointer(P, j + 1, j), m - j - 1);
       const Vector<T, ExecSpace> w(detail::element_pointer(W, j + 1, j), m - j - 1);
       symv<T, ExecSpace>(space, Uplo::Lower, T(1), A22, v, T(0), w, symv_work);
-      // 4. w -= V (W^H v) + W (V^H v) over the panel's earlier columns.
-      if (j > 0) {
-        const Matrix<T, ExecSpace> Vp = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
-        const Matrix<T, ExecSpace> Wp = Kokkos::subview(W, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
-        const Vector<T, ExecSpace> t1j = Kokkos::subview(t1, std::make_pair(index_t(0), j));
-        const Vector<T, ExecSpace> t2j = Kokkos::subview(t2, std::make_pair(index_t(0), j));
-        backends::gemv<T>(ctx, backends::Op::ConjTrans, T(1), Wp, v, T(0), t1j);
-        backends::gemv<T>(ctx, backends::Op::ConjTrans, T(1), Vp, v, T(0), t2j);
-        backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Vp, t1j, T(1), w);
-        backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Wp, t2j, T(1), w);
+      // 4. w -= V (W^H v) + W (V^H v) over the panel's earlier columns, then
+      // 5. w *= tau and dot = w^H v (LAPACK: w *= tau; w += -1/2 tau (w^H v) v).
+      const Matrix<T, ExecSpace> Vp = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
+      const Matrix<T, ExecSpace> Wp = Kokkos::subview(W, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
+      const Vector<T, ExecSpace> t1j = Kokkos::subview(t1, std::make_pair(index_t(0), j));
+      const Vector<T, ExecSpace> t2j = Kokkos::subview(t2, std::make_pair(index_t(0), j));
+      if constexpr (detail::runs_inline_v<ExecSpace>) {
+        if (j > 0) {  // host: threaded vendor gemv
+          backends::gemv<T>(ctx, backends::Op::ConjTrans, T(1), Wp, v, T(0), t1j);
+          backends::gemv<T>(ctx, backends::Op::ConjTrans, T(1), Vp, v, T(0), t2j);
+          backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Vp, t1j, T(1), w);
+          backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Wp, t2j, T(1), w);
+        }
+        T acc = T(0);
+        const T tj = tau_j();
+        for (index_t r = 0; r < m - j - 1; ++r) {
+          w(r) = tj * w(r);
+          acc += conjugate(w(r)) * v(r);
+        }
+        dot() = acc;
+      } else {
+        if (j > 0) {
+          // t1 = W^H v, t2 = V^H v: one team per earlier column.
+          using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
+          Kokkos::parallel_for(
+              "keig::sytrd::corrections", TeamPolicy(space, j, 256),
+              KOKKOS_LAMBDA(const typename TeamPolicy::member_type& team) {
+                const index_t k = team.league_rank();
+                const index_t rows = Vp.extent(0);
+                T s1 = T(0), s2 = T(0);
+                Kokkos::parallel_reduce(
+                    Kokkos::TeamThreadRange(team, rows),
+                    [&](const index_t r, T& acc) { acc += conjugate(Wp(r, k)) * v(r); }, s1);
+                Kokkos::parallel_reduce(
+                    Kokkos::TeamThreadRange(team, rows),
+                    [&](const index_t r, T& acc) { acc += conjugate(Vp(r, k)) * v(r); }, s2);
+                Kokkos::single(Kokkos::PerTeam(team), [&]() {
+                  t1j(k) = s1;
+                  t2j(k) = s2;
+                });
+              });
+        }
+        // w = tau (w - V t1 - W t2), dot = w^H v: one fused pass.
+        Kokkos::parallel_reduce(
+            "keig::sytrd::correct_scale_dot", Range(space, 0, m - j - 1),
+            KOKKOS_LAMBDA(const index_t r, T& acc) {
+              T sum = w(r);
+              for (index_t k = 0; k < j; ++k) sum -= Vp(r, k) * t1j(k) + Wp(r, k) * t2j(k);
+              const T scaled = tau_j() * sum;
+              w(r) = scaled;
+              acc += conjugate(scaled) * v(r);
+            },
+            dot);
       }
-      // 5. w = tau w - (tau/2)(tau w)^H v ... (LAPACK: w *= tau; w += -1/2 tau (w^H v) v).
-      detail::small_reduce(
-          "keig::sytrd::scale_dot", space, 0, m - j - 1,
-          KOKKOS_LAMBDA(const index_t r, T& acc) {
-            const T scaled = tau_j() * w(r);
-            w(r) = scaled;
-            acc += conjugate(scaled) * v(r);
-          },
-          dot);
       detail::small_for(
           "keig::sytrd::axpy", space, 0, m - j - 1, KOKKOS_LAMBDA(const index_t r) {
             const T alpha = R(-0.5) * tau_j() * dot();
