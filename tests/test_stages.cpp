@@ -31,10 +31,15 @@ TYPED_TEST(Symv, MatchesTheFullHermitianProduct) {
   using T = TypeParam;
   using R = real_t<T>;
   std::mt19937_64 rng(42);
-  for (index_t n : {0, 1, 2, 3, 63, 64, 65, 127, 128, 129, 200, 513}) {
+  struct Case {
+    index_t n, segment;  // segment 0: keig's choice; others exercise the device segment/flush logic
+  };
+  for (Case cs : {Case{0, 0}, Case{1, 0}, Case{2, 0}, Case{3, 0}, Case{63, 0}, Case{64, 0}, Case{65, 0}, Case{127, 0},
+                  Case{128, 0}, Case{129, 0}, Case{200, 0}, Case{513, 0}, Case{513, 3}, Case{1500, 20}}) {
+    const index_t n = cs.n;
     for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       for (bool zero_beta : {false, true}) {
-        SCOPED_TRACE(describe("symv", n, uplo) + (zero_beta ? " beta=0" : ""));
+        SCOPED_TRACE(describe("symv", n, uplo) + (zero_beta ? " beta=0" : "") + " segment=" + std::to_string(cs.segment));
         HostMatrix<T> full("full", n, n), stored("stored", n, n);
         for (index_t j = 0; j < n; ++j) {
           full(j, j) = T(real_part(random_scalar<T>(rng)));
@@ -60,7 +65,7 @@ TYPED_TEST(Symv, MatchesTheFullHermitianProduct) {
         Kokkos::deep_copy(xd, x);
         Kokkos::deep_copy(yd, y0);
         stages::symv<T, Space>(Space(), uplo, alpha, to_matrix<Space>(a), to_vector<Space>(xd), beta,
-                               to_vector<Space>(yd), to_vector<Space>(work));
+                               to_vector<Space>(yd), to_vector<Space>(work), cs.segment);
         auto y = to_host(yd);
         double err = 0, scale = 0;
         for (index_t i = 0; i < n; ++i) {

@@ -6,6 +6,7 @@
 //
 //   keig-bench [--suite symv|eigh|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
 //              [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]
+//              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +28,7 @@ struct Args {
   std::string suite = "all", type = "double", space = "device", csv = "keig-bench.csv";
   std::vector<index_t> sizes = {1024, 2048};
   std::vector<std::string> jobs = {"values", "vectors"};
+  std::vector<index_t> symv_segments;  // extra symv rows with a fixed segment length (tuning sweep)
   int repeat = 20;
 };
 
@@ -128,6 +130,16 @@ void bench_symv(const Args& args, const Space& space, double bandwidth, std::vec
       keig::stages::symv<T, Space>(space, keig::Uplo::Lower, T(1), a, xv, T(0), yv, wv);
       space.fence();
     });
+    for (index_t seg : args.symv_segments) {
+      const double t = median_seconds(args.repeat, [&] {
+        keig::stages::symv<T, Space>(space, keig::Uplo::Lower, T(1), a, xv, T(0), yv, wv, seg);
+        space.fence();
+      });
+      const double useful = (double(n) * (n + 1) / 2 + 2.0 * n) * sizeof(T);
+      char d[96];
+      std::snprintf(d, sizeof d, "keig %.0f GB/s (%.0f%% of copy)", useful / t / 1e9, 100 * useful / t / bandwidth);
+      rows.push_back({n, "symv segment=" + std::to_string(seg), "(sweep)", d, t, t});
+    }
     const double peer_s = median_seconds(args.repeat, [&] {
       keig::backends::symv<T>(ctx, keig::Uplo::Lower, T(1), a, xv, T(0), ypv);
       space.fence();
@@ -263,6 +275,8 @@ int main(int argc, char** argv) {
     else if (k == "--csv") args.csv = value();
     else if (k == "--repeat") args.repeat = std::stoi(value());
     else if (k == "--jobs") args.jobs = split(value());
+    else if (k == "--symv-segments")
+      for (const auto& v : split(value())) args.symv_segments.push_back(std::stoll(v));
     else if (k == "--n") {
       args.sizes.clear();
       for (const auto& s : split(value())) args.sizes.push_back(std::stoll(s));

@@ -36,16 +36,20 @@ struct SymvTuning {
   static constexpr int nb = device ? (sizeof(T) > 8 ? 32 : 64) : 128;
   static constexpr int groups = device ? 4 : 1;  // threads per block row
   static constexpr int columns_per_thread = nb / groups;
-  static constexpr int max_segment = 16;
-  // Scratch columns: the segment's row partials (groups x segment) or the NB column partials.
-  static constexpr int scratch_columns = groups * max_segment > nb ? groups * max_segment : nb;
+  // Row partials wait in scratch for `flush` blocks between two barriers;
+  // a segment (one column-partial reduction) may span many flushes.
+  static constexpr int flush = 16;
+  static constexpr int max_segment = 256;
+  // Scratch columns: `flush` blocks of row partials (groups x flush) or the NB column partials.
+  static constexpr int scratch_columns = groups * flush > nb ? groups * flush : nb;
   // Blocks per off-diagonal segment. Device: long segments amortize the
-  // column reduction, short ones give enough teams (~32 segments per column).
-  // Host: whole block columns (few threads, long streams).
+  // column reduction and the team start, short ones give enough teams. H200
+  // sweep (keig-bench --symv-segments, double): n = 4096: 8 best (33 % of
+  // copy bandwidth; 16: 29 %); n = 8192..32768: 16 best (58 / 76 / 84 %),
+  // 1..4 and 32..128 slower. Host: whole block columns (long streams).
   static index_t segment(index_t nblk) {
     if (!backends::is_cuda_space_v<ExecSpace>) return nblk > 0 ? nblk : 1;
-    const index_t s = nblk / 32;
-    return s < 1 ? 1 : (s > max_segment ? max_segment : s);
+    return nblk <= 64 ? 8 : 16;
   }
 };
 
@@ -160,37 +164,42 @@ struct SymvKernels {
         xj[jj] = j < cols ? x(c0 + j) : T(0);
         colacc[jj] = T(0);
       }
-      for (index_t I = first; I < last; ++I) {
-        const index_t r0 = I * NB;
-        const int rows = static_cast<int>(n - r0 < NB ? n - r0 : NB);
-        T rowsum = T(0);
-        if (t < rows) {
-          const T xr = x(r0 + t);
-          T v[C];
-          for (int jj = 0; jj < C; ++jj) {  // C independent loads in flight
-            const int j = q * C + jj;
-            v[jj] = j < cols ? a(r0 + t, c0 + j) : T(0);
+      // Blocks in chunks of `flush` (the row partials' scratch capacity); the
+      // column partials stay in registers over the whole segment.
+      for (index_t chunk = first; chunk < last; chunk += Tune::flush) {
+        const index_t chunk_end = chunk + Tune::flush < last ? chunk + Tune::flush : last;
+        for (index_t I = chunk; I < chunk_end; ++I) {
+          const index_t r0 = I * NB;
+          const int rows = static_cast<int>(n - r0 < NB ? n - r0 : NB);
+          T rowsum = T(0);
+          if (t < rows) {
+            const T xr = x(r0 + t);
+            T v[C];
+            for (int jj = 0; jj < C; ++jj) {  // C independent loads in flight
+              const int j = q * C + jj;
+              v[jj] = j < cols ? a(r0 + t, c0 + j) : T(0);
+            }
+            for (int jj = 0; jj < C; ++jj) {
+              rowsum += v[jj] * xj[jj];
+              colacc[jj] += conjugate(v[jj]) * xr;
+            }
           }
-          for (int jj = 0; jj < C; ++jj) {
-            rowsum += v[jj] * xj[jj];
-            colacc[jj] += conjugate(v[jj]) * xr;
+          part(t, q + Q * static_cast<int>(I - chunk)) = rowsum;
+        }
+        team.team_barrier();
+        // Row partial of block (I, J) -> slot J of the rows of block I.
+        const int blocks = static_cast<int>(chunk_end - chunk);
+        for (int k = rank; k < blocks * NB; k += NB * Q) {
+          const int b = k / NB, r = k % NB;
+          const index_t row = (chunk + b) * NB + r;
+          if (row < n) {
+            T total = part(r, Q * b);
+            for (int g = 1; g < Q; ++g) total += part(r, g + Q * b);
+            work(row, J) = total;
           }
         }
-        part(t, q + Q * static_cast<int>(I - first)) = rowsum;
+        team.team_barrier();
       }
-      team.team_barrier();
-      // Row partial of block (I, J) -> slot J of the rows of block I.
-      const int blocks = static_cast<int>(last - first);
-      for (int k = rank; k < blocks * NB; k += NB * Q) {
-        const int b = k / NB, r = k % NB;
-        const index_t row = (first + b) * NB + r;
-        if (row < n) {
-          T total = part(r, Q * b);
-          for (int g = 1; g < Q; ++g) total += part(r, g + Q * b);
-          work(row, J) = total;
-        }
-      }
-      team.team_barrier();
       // Column partials: reduce over the NB rows once per segment.
       for (int jj = 0; jj < C; ++jj) part(t, q * C + jj) = colacc[jj];
       team.team_barrier();
@@ -273,11 +282,12 @@ struct SymvKernels {
 
 // y = alpha A x + beta y; A is n x n Hermitian with its `uplo` triangle
 // referenced; work has at least symv_workspace_size<T, ExecSpace>(n) entries.
-// Asynchronous on `space`.
+// `segment`: blocks per off-diagonal team on devices (0: SymvTuning's choice;
+// a tuning knob for benchmarks). Asynchronous on `space`.
 template <class T, class ExecSpace>
 void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
           const Vector<T, ExecSpace>& x, nondeduced_t<T> beta, const Vector<T, ExecSpace>& y,
-          const Vector<T, ExecSpace>& work) {
+          const Vector<T, ExecSpace>& work, index_t segment = 0) {
   using K = detail::SymvKernels<T, ExecSpace>;
   const index_t n = a.extent(0);
   if (static_cast<index_t>(a.extent(1)) != n) throw InvalidArgument("A", "symv: A must be square");
@@ -296,6 +306,8 @@ void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix
   k.n = n;
   k.nblk = (n + K::NB - 1) / K::NB;
   k.seg = SymvTuning<T, ExecSpace>::segment(k.nblk);
+  if (segment > 0 && K::device)
+    k.seg = segment < SymvTuning<T, ExecSpace>::max_segment ? segment : SymvTuning<T, ExecSpace>::max_segment;
   k.nseg = (k.nblk + k.seg - 1) / k.seg;
   k.lower = uplo == Uplo::Lower;
   k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk);
