@@ -187,7 +187,7 @@ TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
   EXPECT_GE(r.seconds, 0.0);
 }
 
-// Generalized problems (vendor path until keig's own sygst lands).
+// Generalized problems, Vendor and OneStage (Cholesky + triangular solves until keig's own sygst lands).
 template <class T>
 class EighGeneralized : public ::testing::Test {};
 TYPED_TEST_SUITE(EighGeneralized, Scalars);
