@@ -1,5 +1,5 @@
 // Small data-parallel kernels over canonical views that every stage uses:
-// copies, the finite-input check, identity. Written once as Kokkos patterns.
+// copies and the finite-input check. Written once as Kokkos patterns.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -49,17 +49,6 @@ index_t find_nonfinite(const ExecSpace& space, const Matrix<T, ExecSpace>& a, Up
       },
       Kokkos::Min<index_t>(first));
   return first < n * n ? first : -1;
-}
-
-// z = I (rows x cols, ones on the main diagonal).
-template <class T, class ExecSpace>
-void set_identity(const ExecSpace& space, const Matrix<T, ExecSpace>& z) {
-  const index_t rows = z.extent(0), cols = z.extent(1);
-  if (rows == 0 || cols == 0) return;
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-  Kokkos::parallel_for(
-      "keig::set_identity", Policy(space, {0, 0}, {rows, cols}),
-      KOKKOS_LAMBDA(const index_t i, const index_t j) { z(i, j) = T(i == j ? 1 : 0); });
 }
 
 }  // namespace keig
