@@ -215,14 +215,14 @@ struct SymvKernels {
       // products (not bound by the FMA latency chain).
       const index_t r_begin = first * NB, r_end = last * NB < n ? last * NB : n;
       const index_t len = r_end - r_begin;
-      T* wr = &work(r_begin, J);
-      const T* xr = &x(r_begin);
+      T* KOKKOS_RESTRICT wr = &work(r_begin, J);
+      const T* KOKKOS_RESTRICT xr = &x(r_begin);
       for (index_t t = 0; t < len; ++t) wr[t] = T(0);
       // Four columns per pass: the row partials are loaded and stored once
       // per four matrix columns; 4 x 4 independent dot-product lanes.
       int j = 0;
       for (; j + 4 <= cols; j += 4) {
-        const T* col[4];
+        const T* KOKKOS_RESTRICT col[4];
         T xc[4];
         T dot[4][4] = {};
         for (int c = 0; c < 4; ++c) {
@@ -230,6 +230,32 @@ struct SymvKernels {
           xc[c] = x(c0 + j + c);
         }
         index_t t = 0;
+        if constexpr (!is_complex_v<T>) {
+          // Real scalars: an OpenMP SIMD reduction lets the compiler
+          // reassociate the four dot products across vector lanes.
+          T d0 = T(0), d1 = T(0), d2 = T(0), d3 = T(0);
+          const T* KOKKOS_RESTRICT a0 = col[0];
+          const T* KOKKOS_RESTRICT a1 = col[1];
+          const T* KOKKOS_RESTRICT a2 = col[2];
+          const T* KOKKOS_RESTRICT a3 = col[3];
+          const T x0 = xc[0], x1 = xc[1], x2 = xc[2], x3 = xc[3];
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#pragma omp simd reduction(+ : d0, d1, d2, d3)
+#endif
+          for (index_t u = 0; u < len; ++u) {
+            const T v0 = a0[u], v1 = a1[u], v2 = a2[u], v3 = a3[u], xt = xr[u];
+            wr[u] += (v0 * x0 + v1 * x1) + (v2 * x2 + v3 * x3);
+            d0 += v0 * xt;
+            d1 += v1 * xt;
+            d2 += v2 * xt;
+            d3 += v3 * xt;
+          }
+          dot[0][0] = d0;
+          dot[1][0] = d1;
+          dot[2][0] = d2;
+          dot[3][0] = d3;
+          t = len;
+        }
         for (; t + 4 <= len; t += 4)
           for (int u = 0; u < 4; ++u) {
             T sum = wr[t + u];
@@ -251,7 +277,7 @@ struct SymvKernels {
       }
       for (; j < cols; ++j) {
         const T xj = x(c0 + j);
-        const T* column = &a(r_begin, c0 + j);
+        const T* KOKKOS_RESTRICT column = &a(r_begin, c0 + j);
         T dot = T(0);
         for (index_t t = 0; t < len; ++t) {
           wr[t] += column[t] * xj;
