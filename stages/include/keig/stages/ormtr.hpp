@@ -12,6 +12,9 @@
 
 namespace keig::stages {
 
+// Default reflectors per block (gemm rank); any block size is valid.
+inline constexpr index_t ormtr_block_default = 128;
+
 // Workspace of ormtr (elements of T): V block (n x nb), T (nb x nb), V^H Z (nb x m).
 template <class T, class ExecSpace>
 index_t ormtr_workspace_size(index_t n, index_t m, index_t nb) {
