@@ -15,8 +15,9 @@
 // with one slot per (row, block) contribution, so no atomics are needed and the
 // result is deterministic. Any n: partial edge blocks are guarded, never padded.
 //
-// The same source runs on host spaces, where a team is one thread that walks
-// its blocks column by column (unit-stride inner loops over rows).
+// The same source runs on host spaces, where a team is one thread that forms
+// its diagonal block and then walks its whole block column (unit-stride
+// inner loops over rows): two parallel regions per product.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -106,36 +107,30 @@ struct SymvKernels {
         }
       reduce_rows_and_store(team, t, q, sum, rows, c0, J);
     } else {
-      // Each stored element once: a(t, j) feeds row t and, mirrored, row j.
-      T acc[NB];
-      for (int t = 0; t < NB; ++t) acc[t] = T(0);
-      for (int j = 0; j < rows; ++j) {
-        const T xj = x(c0 + j);
-        const int t0 = lower ? j + 1 : 0, t1 = lower ? rows : j;
-        T dot = T(0);
-        for (int t = t0; t < t1; ++t) {
-          const T v = a(c0 + t, c0 + j);
-          acc[t] += v * xj;
-          dot += conjugate(v) * x(c0 + t);
-        }
-        acc[j] += T(real_part(a(c0 + j, c0 + j))) * xj + dot;
-      }
-      for (int t = 0; t < rows; ++t) work(c0 + t, J) = acc[t];
+      host_diagonal(J);
     }
   }
 
-  // Sum of the Q per-thread partials of each row (device), stored as slot K.
-  KOKKOS_INLINE_FUNCTION void reduce_rows_and_store(const Team& team, int t, int q, T sum, int rows, index_t r0,
-                                                    index_t K) const {
-    Scratch part(team.team_scratch(0), NB + 1, NB);  // reuses the tile's scratch
-    team.team_barrier();
-    part(t, q) = sum;
-    team.team_barrier();
-    if (q == 0 && t < rows) {
-      T total = part(t, 0);
-      for (int g = 1; g < Q; ++g) total += part(t, g);
-      work(r0 + t, K) = total;
+  // Host diagonal block J: each stored element once, a(t, j) feeds row t and,
+  // mirrored, row j. On hosts the off-diagonal teams call it first, so a
+  // product costs two parallel regions instead of three.
+  KOKKOS_INLINE_FUNCTION void host_diagonal(const index_t J) const {
+    const index_t c0 = J * NB;
+    const int rows = static_cast<int>(n - c0 < NB ? n - c0 : NB);
+    T acc[NB];
+    for (int t = 0; t < NB; ++t) acc[t] = T(0);
+    for (int j = 0; j < rows; ++j) {
+      const T xj = x(c0 + j);
+      const int t0 = lower ? j + 1 : 0, t1 = lower ? rows : j;
+      T dot = T(0);
+      for (int t = t0; t < t1; ++t) {
+        const T v = a(c0 + t, c0 + j);
+        acc[t] += v * xj;
+        dot += conjugate(v) * x(c0 + t);
+      }
+      acc[j] += T(real_part(a(c0 + j, c0 + j))) * xj + dot;
     }
+    for (int t = 0; t < rows; ++t) work(c0 + t, J) = acc[t];
   }
 
   // ---- kernel 2: off-diagonal segments ------------------------------------
@@ -148,6 +143,7 @@ struct SymvKernels {
     // Lower: blocks I = J+1+s*seg ... below the diagonal; upper: K = s*seg ... < J above it.
     const index_t first = lower ? J + 1 + s * seg : s * seg;
     const index_t end_all = lower ? nblk : J;
+    if constexpr (!device) host_diagonal(J);  // host: nseg == 1, one team per block column
     if (first >= end_all) return;
     const index_t last = first + seg < end_all ? first + seg : end_all;  // exclusive
     const index_t c0 = J * NB;
@@ -341,9 +337,10 @@ void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix
   const size_t scratch = K::device ? K::Scratch::shmem_size(K::NB + 1, SymvTuning<T, ExecSpace>::scratch_columns) : 0;
   using Diagonal = Kokkos::TeamPolicy<ExecSpace, typename K::DiagonalTag, Kokkos::Schedule<Kokkos::Static>>;
   using OffDiagonal = Kokkos::TeamPolicy<ExecSpace, typename K::OffDiagonalTag, Kokkos::Schedule<Kokkos::Dynamic>>;
-  Kokkos::parallel_for("keig::symv::diagonal",
-                       Diagonal(space, k.nblk, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)), k);
-  if (k.nblk > 1)
+  if (K::device)
+    Kokkos::parallel_for("keig::symv::diagonal",
+                         Diagonal(space, k.nblk, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)), k);
+  if (k.nblk > 1 || !K::device)
     Kokkos::parallel_for("keig::symv::off_diagonal",
                          OffDiagonal(space, k.nblk * k.nseg, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)),
                          k);
