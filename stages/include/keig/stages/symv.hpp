@@ -133,6 +133,20 @@ struct SymvKernels {
     for (int t = 0; t < rows; ++t) work(c0 + t, J) = acc[t];
   }
 
+  // Sum of the Q per-thread partials of each row (device), stored as slot K.
+  KOKKOS_INLINE_FUNCTION void reduce_rows_and_store(const Team& team, int t, int q, T sum, int rows, index_t r0,
+                                                    index_t K) const {
+    Scratch part(team.team_scratch(0), NB + 1, NB);  // reuses the tile's scratch
+    team.team_barrier();
+    part(t, q) = sum;
+    team.team_barrier();
+    if (q == 0 && t < rows) {
+      T total = part(t, 0);
+      for (int g = 1; g < Q; ++g) total += part(t, g);
+      work(r0 + t, K) = total;
+    }
+  }
+
   // ---- kernel 2: off-diagonal segments ------------------------------------
   // Team (J, s) handles the blocks of block column J (lower) or block column
   // J (upper, blocks above the diagonal) in segment s.
