@@ -6,6 +6,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,18 @@ bool same_matrix(const HostMatrix<T>& x, const HostMatrix<T>& y) {
     for (size_t i = 0; i < x.extent(0); ++i)
       if (std::memcmp(&x(i, j), &y(i, j), sizeof(T)) != 0) return false;
   return true;
+}
+
+// Uniform in [-1, 1] (both parts for complex scalars).
+template <class T>
+T random_scalar(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  if constexpr (is_complex_v<T>) {
+    const double re = u(rng);
+    return T(re, u(rng));
+  } else {
+    return T(u(rng));
+  }
 }
 
 // LAPACK's eigenvalues (host ?syevd / ?sygvd in the same precision): the reference.

@@ -17,13 +17,9 @@ using backends::Side;
 template <class T>
 HostMatrix<T> random_matrix(index_t rows, index_t cols, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
   HostMatrix<T> m("random", rows, cols);
   for (index_t j = 0; j < cols; ++j)
-    for (index_t i = 0; i < rows; ++i) {
-      if constexpr (is_complex_v<T>) m(i, j) = T(u(rng), u(rng));
-      else m(i, j) = T(u(rng));
-    }
+    for (index_t i = 0; i < rows; ++i) m(i, j) = random_scalar<T>(rng);
   return m;
 }
 

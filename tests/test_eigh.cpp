@@ -47,6 +47,15 @@ Solved solve_and_check(const TestMatrix<T>& problem, const Options& options, boo
 
 const std::vector<Method> kMethods = {Method::Vendor, Method::OneStage};
 
+// Every check of the accuracy contract on one solve.
+void expect_contract(const Solved& s) {
+  EXPECT_TRUE(s.ascending);
+  EXPECT_LE(s.residual, kContract);
+  EXPECT_LE(s.orthogonality, kContract);
+  EXPECT_LE(s.vs_lapack, kContract);
+  EXPECT_LE(s.vs_known, kContract);
+}
+
 TYPED_TEST(Eigh, KnownSpectraAllSizesBothTriangles) {
   using T = TypeParam;
   for (Method method : kMethods)
@@ -61,11 +70,7 @@ TYPED_TEST(Eigh, KnownSpectraAllSizesBothTriangles) {
         options.method = method;
         const Solved s = solve_and_check(problem, options);
         EXPECT_EQ(s.m, n);
-        EXPECT_TRUE(s.ascending);
-        EXPECT_LE(s.residual, kContract);
-        EXPECT_LE(s.orthogonality, kContract);
-        EXPECT_LE(s.vs_lapack, kContract);
-        EXPECT_LE(s.vs_known, kContract);
+        expect_contract(s);
       }
     }
   }
@@ -103,11 +108,7 @@ TYPED_TEST(Eigh, IndexRangeEverySolver) {
         options.range = Range::index(n / 4, n / 2);
         const Solved s = solve_and_check(generate<T>(MatrixKind::Uniform, n, 5), options);
         EXPECT_EQ(s.m, n / 2 - n / 4 + 1);
-        EXPECT_TRUE(s.ascending);
-        EXPECT_LE(s.residual, kContract);
-        EXPECT_LE(s.orthogonality, kContract);
-        EXPECT_LE(s.vs_lapack, kContract);
-        EXPECT_LE(s.vs_known, kContract);
+        expect_contract(s);
       }
     }
   }

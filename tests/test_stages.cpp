@@ -10,17 +10,6 @@ namespace keig::test {
 namespace {
 
 template <class T>
-T random_scalar(std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  if constexpr (is_complex_v<T>) {
-    const double re = u(rng);
-    return T(re, u(rng));
-  } else {
-    return T(u(rng));
-  }
-}
-
-template <class T>
 class Symv : public ::testing::Test {};
 TYPED_TEST_SUITE(Symv, Scalars);
 
