@@ -21,45 +21,61 @@ index_t ormtr_workspace_size(index_t n, index_t m, index_t nb) {
   return n * nb + nb * nb + nb * (m > 0 ? m : 1);
 }
 
-// a, tau: the output of sytrd (reflector k in a(k+1:n, k), a(k+1, k) = 1).
-// z: n x m. Asynchronous on ctx.space().
+// Z := Q Z for Q = H(0) H(1) ... H(count-1), H(j) = I - tau_j v_j v_j^H with
+// v_j stored in a(j + offset : n, j) (its unit entry at row j + offset is
+// implied): the reflectors of sytrd (offset 1) and of sy2sb (offset b, the
+// band width) have this shape. z: n x m. Asynchronous on ctx.space().
 template <class T, class ExecSpace>
-void ormtr(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a, const Vector<T, ExecSpace>& tau,
-           const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work, index_t nb) {
+void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a, index_t offset,
+                             index_t count, const Vector<T, ExecSpace>& tau, const Matrix<T, ExecSpace>& z,
+                             const Vector<T, ExecSpace>& work, index_t nb) {
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0), m = z.extent(1);
-  if (static_cast<index_t>(z.extent(0)) != n) throw InvalidArgument("Z", "ormtr: Z needs n rows");
+  if (static_cast<index_t>(z.extent(0)) != n) throw InvalidArgument("Z", "reflector application: Z needs n rows");
+  if (offset < 1 || count < 0 || count > n - offset)
+    throw InvalidArgument("count", "reflector application: needs offset >= 1 and count <= n - offset");
+  if (static_cast<index_t>(tau.extent(0)) < count) throw InvalidArgument("tau", "reflector application: needs count entries");
   if (static_cast<index_t>(work.extent(0)) < ormtr_workspace_size<T, ExecSpace>(n, m, nb))
-    throw InvalidArgument("work", "ormtr: needs ormtr_workspace_size(n, m, nb) entries");
-  if (n < 2 || m == 0) return;
-  const index_t k = n - 1;  // reflectors
+    throw InvalidArgument("work", "reflector application: needs ormtr_workspace_size(n, m, nb) entries");
+  if (count == 0 || m == 0) return;
   T* p = work.data();
   const Matrix<T, ExecSpace> v_all(p, n, nb);
   const Matrix<T, ExecSpace> t_all(p + n * nb, nb, nb);
   const Matrix<T, ExecSpace> x_all(p + n * nb + nb * nb, nb, m);
   // Blocks of reflectors [first, first + kb), last block first.
-  const index_t last_first = ((k - 1) / nb) * nb;
+  const index_t last_first = ((count - 1) / nb) * nb;
   for (index_t first = last_first; first >= 0; first -= nb) {
-    const index_t kb = nb < k - first ? nb : k - first;
-    const index_t rows = n - first - 1;  // reflectors act on rows first+1 .. n-1
+    const index_t kb = nb < count - first ? nb : count - first;
+    const index_t rows = n - first - offset;  // the block acts on rows first+offset .. n-1
     // V with explicit zeros above its unit diagonal (gemm needs them).
     const Matrix<T, ExecSpace> V = Kokkos::subview(v_all, std::make_pair(index_t(0), rows), std::make_pair(index_t(0), kb));
     using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
     Kokkos::parallel_for(
         "keig::ormtr::extract_v", Policy2(space, {0, 0}, {rows, kb}), KOKKOS_LAMBDA(const index_t r, const index_t c) {
-          // Reflector first + c is stored in a(first + c + 1 :, first + c): local row c is its unit entry.
-          V(r, c) = r < c ? T(0) : (r == c ? T(1) : a(first + 1 + r, first + c));
+          // Reflector first + c: local row c is its unit entry.
+          V(r, c) = r < c ? T(0) : (r == c ? T(1) : a(first + offset + r, first + c));
         });
     const Matrix<T, ExecSpace> Tf = Kokkos::subview(t_all, std::make_pair(index_t(0), kb), std::make_pair(index_t(0), kb));
     const Vector<T, ExecSpace> tau_b = Kokkos::subview(tau, std::make_pair(first, first + kb));
     backends::larft<T>(ctx, V, tau_b, Tf);
-    const Matrix<T, ExecSpace> Zb = Kokkos::subview(z, std::make_pair(first + 1, n), Kokkos::ALL());
+    const Matrix<T, ExecSpace> Zb = Kokkos::subview(z, std::make_pair(first + offset, n), Kokkos::ALL());
     const Matrix<T, ExecSpace> X = Kokkos::subview(x_all, std::make_pair(index_t(0), kb), Kokkos::ALL());
     backends::gemm<T>(ctx, backends::Op::ConjTrans, backends::Op::NoTrans, T(1), V, Zb, T(0), X);  // X = V^H Z
     backends::trmm<T>(ctx, backends::Side::Left, Uplo::Upper, backends::Op::NoTrans, backends::Diag::NonUnit, T(1), Tf,
                       X);                                                                           // X = T X
     backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(-1), V, X, T(1), Zb);    // Z -= V X
   }
+}
+
+// a, tau: the output of sytrd (reflector k in a(k+1:n, k), a(k+1, k) = 1).
+// z: n x m. Asynchronous on ctx.space().
+template <class T, class ExecSpace>
+void ormtr(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a, const Vector<T, ExecSpace>& tau,
+           const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work, index_t nb) {
+  const index_t n = a.extent(0);
+  if (static_cast<index_t>(z.extent(0)) != n) throw InvalidArgument("Z", "ormtr: Z needs n rows");
+  if (n < 2) return;
+  apply_column_reflectors<T, ExecSpace>(ctx, a, 1, n - 1, tau, z, work, nb);
 }
 
 }  // namespace keig::stages

@@ -1,0 +1,92 @@
+// stages/sy2sb: first stage of the two-stage reduction, dense Hermitian ->
+// band of half-bandwidth b, Q1^H A Q1 = B (LAPACK ?sytrd_sy2sb; seed 003
+// §5.2, seed 002 §4.2.2). Every flop but the panel QR is BLAS-3:
+//
+//   for each panel of b columns starting at column i:
+//     QR of A(i+b:n, i:i+b) = V R             (geqrf: R stays in the band)
+//     T = larft(V, tau)                        (Q = I - V T V^H)
+//     X = A22 V T                              (hemm/symm + trmm)
+//     W = X - 1/2 V (T^H (V^H X))              (gemm, trmm, gemm)
+//     A22 -= V W^H + W V^H                     (her2k/syr2k)
+//
+// with A22 = A(i+b:n, i+b:n); since Q^H A22 Q = A22 - V W^H - W V^H and
+// T^H V^H A22 V T is Hermitian, one rank-2b update replaces two one-sided
+// applications (seed 003 eq. for W).
+//
+// On return the lower band of A (diagonal and b subdiagonals) holds B, the
+// reflector of column j in A(j+b:n, j) below the band (unit entry implied)
+// and tau(j) its scalar, j < n - b: the shape bt_sy2sb applies. An upper-
+// stored A is first mirrored into the lower triangle. The strict upper
+// triangle is not referenced afterwards (sb2st may keep its reflectors there).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include "keig/backends/lapack.hpp"
+#include "keig/stages/sytrd.hpp"
+
+namespace keig::stages {
+
+// Half-bandwidth b: large enough that the panel products run at gemm speed,
+// small enough that bulge chasing (O(n^2 b)) stays cheap. Tuned per backend
+// with keig-bench (README "Status").
+template <class ExecSpace>
+struct Sy2sbTuning {
+  static constexpr index_t default_band = backends::is_cuda_space_v<ExecSpace> ? 64 : 32;
+};
+
+// Workspace of sy2sb (elements of T): V and X (n x b each), S and T (b x b each).
+template <class T, class ExecSpace>
+index_t sy2sb_workspace_size(index_t n, index_t b) {
+  return 2 * n * b + 2 * b * b;
+}
+
+// Reduces A (n x n, `uplo` triangle) to band form. tau: n entries at least.
+// Asynchronous on ctx.space().
+template <class T, class ExecSpace>
+void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, ExecSpace>& a,
+           const Vector<T, ExecSpace>& tau, const Vector<T, ExecSpace>& work, index_t b) {
+  using R = real_t<T>;
+  using backends::Diag;
+  using backends::Op;
+  using backends::Side;
+  const ExecSpace& space = ctx.space();
+  const index_t n = a.extent(0);
+  if (static_cast<index_t>(a.extent(1)) != n) throw InvalidArgument("A", "sy2sb: A must be square");
+  if (b < 1) throw InvalidArgument("b", "sy2sb: the half-bandwidth must be >= 1, got " + std::to_string(b));
+  if (static_cast<index_t>(tau.extent(0)) < n) throw InvalidArgument("tau", "sy2sb: needs n entries");
+  if (static_cast<index_t>(work.extent(0)) < sy2sb_workspace_size<T, ExecSpace>(n, b))
+    throw InvalidArgument("work", "sy2sb: needs sy2sb_workspace_size(n, b) entries");
+  if (n == 0) return;
+  if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
+  T* p = work.data();
+  const Matrix<T, ExecSpace> v_all(p, n, b), x_all(p + n * b, n, b);
+  const Matrix<T, ExecSpace> s_all(p + 2 * n * b, b, b), t_all(p + 2 * n * b + b * b, b, b);
+  using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  for (index_t i = 0; i + b < n; i += b) {
+    const index_t m = n - i - b;         // rows below the band
+    const index_t k = m < b ? m : b;     // reflectors of this panel
+    const auto rows = std::make_pair(i + b, n);
+    const Matrix<T, ExecSpace> panel = Kokkos::subview(a, rows, std::make_pair(i, i + b));
+    const Vector<T, ExecSpace> tau_p = Kokkos::subview(tau, std::make_pair(i, i + k));
+    backends::geqrf<T>(ctx, panel, tau_p);
+    const Matrix<T, ExecSpace> V = Kokkos::subview(v_all, std::make_pair(index_t(0), m), std::make_pair(index_t(0), k));
+    Kokkos::parallel_for(
+        "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t r, const index_t c) {
+          V(r, c) = r < c ? T(0) : (r == c ? T(1) : panel(r, c));
+        });
+    const Matrix<T, ExecSpace> Tf = Kokkos::subview(t_all, std::make_pair(index_t(0), k), std::make_pair(index_t(0), k));
+    backends::larft<T>(ctx, V, tau_p, Tf);
+    const Matrix<T, ExecSpace> A22 = Kokkos::subview(a, rows, rows);
+    const Matrix<T, ExecSpace> X = Kokkos::subview(x_all, std::make_pair(index_t(0), m), std::make_pair(index_t(0), k));
+    const Matrix<T, ExecSpace> S = Kokkos::subview(s_all, std::make_pair(index_t(0), k), std::make_pair(index_t(0), k));
+    backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(1), A22, V, T(0), X);                   // X = A22 V
+    backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, X);  // X = X T
+    backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, X, T(0), S);                   // S = V^H X
+    backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
+    backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);              // W = X - V S / 2
+    backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), V, X, R(1), A22);                // A22 -= V W^H + W V^H
+  }
+}
+
+}  // namespace keig::stages
