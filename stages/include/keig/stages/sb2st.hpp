@@ -1,0 +1,229 @@
+// stages/sb2st: second stage of the two-stage reduction, Hermitian band
+// (half-bandwidth b) -> real symmetric tridiagonal by bulge chasing,
+// Q2^H B Q2 = T (seed 004 §2.2.1 and Fig. 2; LAPACK ?hb2st_kernels).
+//
+// Sweep s annihilates column s below its subdiagonal with one reflector
+// (step 0), which fills the next b x b block below the band; step k >= 1
+// applies the previous reflector to that block from the right, annihilates
+// only the block's first column with a new reflector (left), and applies the
+// new reflector two-sided to the next diagonal block. What stays of a bulge
+// is removed by the following sweeps, so the band storage holds 2b
+// subdiagonals.
+//
+// Parallelism (the device version the seeds do not have): step k of sweep s
+// touches rows [s+1+(k-1)b, s+1+(k+1)b) only, so it may run as soon as sweep
+// s-1 has finished its step k+2. Running task (s, k) at time t = 3s + k gives
+// a dependency wave: every launch executes all tasks of one t (about n/(3b)
+// sweeps in flight), one team each. The same source runs on host spaces,
+// where the teams are the OpenMP threads.
+//
+// Reflector (s, k) acts on rows [s+1+kb, s+1+kb+L), L = min(b, n-s-1-kb),
+// H = I - tau v v^H with v(0) = 1. When `reflectors` is not empty it is
+// written to reflectors(k*b + r, n-1-s): r = 0 holds tau, r = 1..L-1 hold
+// v(1..L-1); the sweeps' vectors then tile the strict upper triangle of an
+// n x n matrix exactly (sweep s owns the n-1-s entries above the diagonal of
+// column n-1-s), which is where the two-stage driver keeps them: no O(n^2)
+// workspace beyond A.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include "keig/stages/sytrd.hpp"
+#include "keig/views/matrix.hpp"
+
+namespace keig::stages {
+
+// Rows of the band storage sb2st works in: the band and the bulges.
+inline index_t sb2st_band_rows(index_t b) { return 2 * b + 1; }
+
+// Steps of sweep s (n - 1 - s rows below the diagonal, b per step).
+KOKKOS_INLINE_FUNCTION index_t sb2st_steps(index_t n, index_t b, index_t s) { return 1 + (n - 2 - s) / b; }
+
+// Workspace of sb2st (elements of T): the reflector of every sweep in flight.
+inline index_t sb2st_workspace_size(index_t n, index_t b) {
+  const index_t in_flight = n > 1 ? (sb2st_steps(n, b, 0) - 1) / 3 + 2 : 1;
+  return in_flight * (b + 1);
+}
+
+// ab(d, j) = A(j + d, j) for 0 <= d <= b (zero beyond the band and below the
+// matrix): the lower band of a dense matrix in sb2st's storage.
+template <class T, class ExecSpace>
+void dense_to_band(const ExecSpace& space, const Matrix<T, ExecSpace>& a, index_t b, const Matrix<T, ExecSpace>& ab) {
+  const index_t n = a.extent(0), rows = ab.extent(0);
+  if (static_cast<index_t>(ab.extent(1)) != n || rows < b + 1)
+    throw InvalidArgument("ab", "dense_to_band: band storage must be (at least b+1) x n");
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::sb2st::dense_to_band", Policy(space, {0, 0}, {rows, n}), KOKKOS_LAMBDA(const index_t d, const index_t j) {
+        ab(d, j) = (d <= b && j + d < n) ? a(j + d, j) : T(0);
+      });
+}
+
+namespace detail {
+
+// One task (s, k) of the bulge chase, executed by one team.
+template <class T, class ExecSpace>
+struct BulgeChase {
+  using R = real_t<T>;
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  Matrix<T, ExecSpace> ab;          // (2b+1) x n band storage
+  Vector<real_t<T>, ExecSpace> e;   // subdiagonal out
+  Matrix<T, ExecSpace> store;       // reflectors out (empty: not stored)
+  Vector<T, ExecSpace> ring;        // reflector of each sweep in flight
+  index_t n, b, t, s_hi, slots;
+
+  static size_t scratch_bytes(index_t b) { return 3 * Scratch::shmem_size(b); }
+
+  // A(i, j), i >= j (lower storage).
+  KOKKOS_INLINE_FUNCTION T& at(index_t i, index_t j) const { return ab(i - j, j); }
+  // A(i, j) of the Hermitian matrix from its lower storage.
+  KOKKOS_INLINE_FUNCTION T herm(index_t i, index_t j) const { return i >= j ? ab(i - j, j) : conjugate(ab(j - i, i)); }
+
+  // Householder reflector from x = (A(r0 + i, c))_{i < L}: H^H x = beta e_1.
+  // v goes to scratch (v(0) = 1), x is overwritten by (beta, 0, ...).
+  KOKKOS_INLINE_FUNCTION T reflector(const Team& team, index_t r0, index_t c, index_t L, const Scratch& v,
+                                     R& beta) const {
+    R xn2 = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, index_t(1), L), [&](const index_t i, R& acc) { acc += abs_squared(at(r0 + i, c)); },
+        xn2);
+    const T alpha = at(r0, c);
+    T tau, scale;
+    householder(alpha, xn2, tau, scale, beta);
+    team.team_barrier();  // every thread has read alpha before it is overwritten
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, index_t(1), L), [&](const index_t i) {
+      v(i) = at(r0 + i, c) * scale;
+      at(r0 + i, c) = T(0);
+    });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      v(0) = T(1);
+      at(r0, c) = T(beta);
+    });
+    team.team_barrier();
+    return tau;
+  }
+
+  // D := H^H D H for the diagonal block D = A(q:q+L, q:q+L) (lower storage):
+  // p = D v, w = tau p - 1/2 |tau|^2 (v^H p) v, D -= v w^H + w v^H.
+  KOKKOS_INLINE_FUNCTION void two_sided(const Team& team, index_t q, index_t L, T tau, const Scratch& v,
+                                        const Scratch& w) const {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) {
+      T sum = T(0);
+      for (index_t j = 0; j < L; ++j) sum += herm(q + i, q + j) * v(j);
+      w(i) = sum;
+    });
+    team.team_barrier();
+    R c = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, L), [&](const index_t i, R& acc) { acc += real_part(conjugate(v(i)) * w(i)); }, c);
+    const T half = T(R(0.5) * abs_squared(tau) * c);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) { w(i) = tau * w(i) - half * v(i); });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t j) {
+      for (index_t i = j; i < L; ++i) {
+        const T updated = at(q + i, q + j) - v(i) * conjugate(w(j)) - w(i) * conjugate(v(j));
+        at(q + i, q + j) = i == j ? T(real_part(updated)) : updated;
+      }
+    });
+    team.team_barrier();
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const index_t s = s_hi - team.league_rank();
+    const index_t k = t - 3 * s;
+    if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
+    T* slot = ring.data() + (s % slots) * (b + 1);
+    Scratch v(team.team_scratch(0), b), w(team.team_scratch(0), b), vp(team.team_scratch(0), b);
+    index_t q, L;  // the new reflector acts on rows [q, q+L)
+    T tau;
+    R beta;
+    if (k == 0) {
+      q = s + 1;
+      L = b < n - 1 - s ? b : n - 1 - s;
+      tau = reflector(team, q, s, L, v, beta);
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { e(s) = beta; });
+    } else {
+      const index_t p0 = s + 1 + (k - 1) * b;  // rows of the previous reflector: [p0, p0 + b)
+      q = p0 + b;
+      L = b < n - q ? b : n - q;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b), [&](const index_t i) { vp(i) = slot[1 + i]; });
+      const T tau_p = slot[0];
+      team.team_barrier();
+      // Bulge block C = A(q:q+L, p0:p0+b) := C H_prev (fills it).
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t r) {
+        T y = T(0);
+        for (index_t c = 0; c < b; ++c) y += at(q + r, p0 + c) * vp(c);
+        y *= tau_p;
+        for (index_t c = 0; c < b; ++c) at(q + r, p0 + c) -= y * conjugate(vp(c));
+      });
+      team.team_barrier();
+      // Annihilate its first column, then C(:, 1:b) := H^H C(:, 1:b).
+      tau = reflector(team, q, p0, L, v, beta);
+      const T tau_c = conjugate(tau);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, index_t(1), b), [&](const index_t c) {
+        T z = T(0);
+        for (index_t r = 0; r < L; ++r) z += conjugate(v(r)) * at(q + r, p0 + c);
+        z *= tau_c;
+        for (index_t r = 0; r < L; ++r) at(q + r, p0 + c) -= v(r) * z;
+      });
+      team.team_barrier();
+    }
+    two_sided(team, q, L, tau, v, w);
+    // Hand the reflector to step k+1 (and to the back-transformation).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b), [&](const index_t i) { slot[1 + i] = i < L ? v(i) : T(0); });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { slot[0] = tau; });
+    if (store.extent(0) > 0) {
+      const index_t col = n - 1 - s, row = k * b;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) {
+        store(row + i, col) = i == 0 ? tau : v(i);
+      });
+    }
+  }
+};
+
+}  // namespace detail
+
+// Reduces the band in ab ((2b+1) x n, from dense_to_band; overwritten) to the
+// tridiagonal (d: n, e: n-1). reflectors: n x n to keep Q2 for bt_sb2st, or
+// an empty view for eigenvalues only. work: sb2st_workspace_size(n, b).
+// Asynchronous on `space` (3n launches).
+template <class T, class ExecSpace>
+void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, const Vector<real_t<T>, ExecSpace>& d,
+           const Vector<real_t<T>, ExecSpace>& e, const Matrix<T, ExecSpace>& reflectors,
+           const Vector<T, ExecSpace>& work) {
+  const index_t n = ab.extent(1);
+  if (b < 1) throw InvalidArgument("b", "sb2st: the half-bandwidth must be >= 1, got " + std::to_string(b));
+  if (static_cast<index_t>(ab.extent(0)) < sb2st_band_rows(b))
+    throw InvalidArgument("ab", "sb2st: band storage needs 2b + 1 rows");
+  if (static_cast<index_t>(d.extent(0)) < n || static_cast<index_t>(e.extent(0)) < (n > 0 ? n - 1 : 0))
+    throw InvalidArgument("d", "sb2st: d needs n and e n - 1 entries");
+  if (reflectors.extent(0) > 0 &&
+      (static_cast<index_t>(reflectors.extent(0)) < n || static_cast<index_t>(reflectors.extent(1)) < n))
+    throw InvalidArgument("reflectors", "sb2st: reflector storage must be n x n (or empty)");
+  if (static_cast<index_t>(work.extent(0)) < sb2st_workspace_size(n, b))
+    throw InvalidArgument("work", "sb2st: needs sb2st_workspace_size(n, b) entries");
+  if (n == 0) return;
+  if (n > 1) {
+    detail::BulgeChase<T, ExecSpace> chase{ab, e, reflectors, work, n, b, 0, 0, (sb2st_steps(n, b, 0) - 1) / 3 + 2};
+    const index_t kmax = sb2st_steps(n, b, 0) - 1;
+    const index_t team = backends::is_cuda_space_v<ExecSpace> ? (b < 32 ? 32 : (b > 128 ? 128 : b)) : 1;
+    for (index_t t = 0; t <= 3 * (n - 2); ++t) {
+      const index_t s_hi = t / 3 < n - 2 ? t / 3 : n - 2;
+      const index_t s_lo = t - kmax > 0 ? (t - kmax + 2) / 3 : 0;
+      if (s_lo > s_hi) continue;
+      chase.t = t;
+      chase.s_hi = s_hi;
+      Kokkos::TeamPolicy<ExecSpace> policy(space, s_hi - s_lo + 1, team);
+      Kokkos::parallel_for("keig::sb2st::wave",
+                           policy.set_scratch_size(0, Kokkos::PerTeam(detail::BulgeChase<T, ExecSpace>::scratch_bytes(b))),
+                           chase);
+    }
+  }
+  Kokkos::parallel_for(
+      "keig::sb2st::diagonal", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const index_t i) { d(i) = real_part(ab(0, i)); });
+}
+
+}  // namespace keig::stages

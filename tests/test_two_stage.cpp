@@ -1,0 +1,148 @@
+// The two-stage reduction's stages on the backend under test: sy2sb (dense ->
+// band) with bt_sy2sb, sb2st (band -> tridiagonal) with bt_sb2st. Each is
+// checked as a similarity transform: with Q = bt(I), ||A Q - Q R||_F is small
+// (R the reduced matrix) and Q is unitary.
+#include <random>
+
+#include "keig/stages/bt_sb2st.hpp"
+#include "keig/stages/bt_sy2sb.hpp"
+#include "keig/stages/sb2st.hpp"
+#include "keig/stages/sy2sb.hpp"
+#include "support.hpp"
+
+namespace keig::test {
+namespace {
+
+// ||A Q - Q R||_F / (||A||_F n eps) for full host matrices.
+template <class T>
+double similarity_error(const HostMatrix<T>& a, const HostMatrix<T>& q, const HostMatrix<T>& r) {
+  const index_t n = a.extent(0);
+  double num = 0;
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) {
+      T aq = T(0), qr = T(0);
+      for (index_t k = 0; k < n; ++k) {
+        aq += a(i, k) * q(k, j);
+        qr += q(i, k) * r(k, j);
+      }
+      num += abs_squared(T(aq - qr));
+    }
+  return std::sqrt(num) / (std::max(frobenius_norm(a), 1e-300) * std::max<index_t>(n, 1) * double(unit_roundoff<T>()));
+}
+
+template <class T>
+HostMatrix<T> tridiagonal_matrix(const HostVector<real_t<T>>& d, const HostVector<real_t<T>>& e) {
+  const index_t n = d.extent(0);
+  HostMatrix<T> tri("tri", n, n);
+  for (index_t i = 0; i < n; ++i) tri(i, i) = T(d(i));
+  for (index_t i = 0; i + 1 < n; ++i) tri(i + 1, i) = tri(i, i + 1) = T(e(i));
+  return tri;
+}
+
+// A random Hermitian matrix of half-bandwidth b (zero outside the band).
+template <class T>
+HostMatrix<T> random_band(index_t n, index_t b, std::mt19937_64& rng) {
+  HostMatrix<T> a("band", n, n);
+  for (index_t j = 0; j < n; ++j) {
+    a(j, j) = T(real_part(random_scalar<T>(rng)));
+    for (index_t i = j + 1; i < n && i <= j + b; ++i) {
+      a(i, j) = random_scalar<T>(rng);
+      a(j, i) = conjugate(a(i, j));
+    }
+  }
+  return a;
+}
+
+template <class T>
+class Sy2sb : public ::testing::Test {};
+TYPED_TEST_SUITE(Sy2sb, Scalars);
+
+// Sizes around the band width, both triangles, narrow and default bands:
+// the result is banded (nothing below the band is part of B) and similar to A.
+TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
+  using T = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  for (index_t b : {index_t(1), index_t(3), index_t(8), stages::Sy2sbTuning<Space>::default_band}) {
+    for (index_t n : {index_t(1), index_t(2), b - 1, b, b + 1, 2 * b + 3, index_t(97), index_t(150)}) {
+      if (n < 1) continue;
+      for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+        SCOPED_TRACE(describe("sy2sb", n, uplo) + " b=" + std::to_string(b));
+        const auto problem = generate<T>(MatrixKind::Random, n, n + 7);
+        auto a = to_space(problem.a);
+        SpaceVector<T> tau("tau", n), work("work", stages::sy2sb_workspace_size<T, Space>(n, b));
+        stages::sy2sb<T, Space>(ctx, uplo, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b);
+        auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+        SpaceVector<T> owork("owork", stages::ormtr_workspace_size<T, Space>(n, n, 16));
+        stages::bt_sy2sb<T, Space>(ctx, to_matrix<Space>(a), b, to_vector<Space>(tau), to_matrix<Space>(q),
+                                   to_vector<Space>(owork), 16);
+        Kokkos::fence();
+        auto ah = to_host(a);
+        HostMatrix<T> band("band", n, n);
+        for (index_t j = 0; j < n; ++j) {
+          band(j, j) = T(real_part(ah(j, j)));
+          for (index_t i = j + 1; i <= j + b && i < n; ++i) {
+            band(i, j) = ah(i, j);
+            band(j, i) = conjugate(ah(i, j));
+          }
+        }
+        const HostMatrix<T> qh = to_host(q);
+        EXPECT_LE(similarity_error(problem.a, qh, band), kContract);
+        EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+      }
+    }
+  }
+}
+
+template <class T>
+class Sb2st : public ::testing::Test {};
+TYPED_TEST_SUITE(Sb2st, Scalars);
+
+// Band -> tridiagonal: Q2^H B Q2 = T with Q2 = bt_sb2st(I) unitary, and the
+// eigenvalues-only run (no reflectors kept) gives the same tridiagonal.
+TYPED_TEST(Sb2st, ReducesBandToTridiagonalWithUnitaryQ) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  std::mt19937_64 rng(7);
+  for (index_t b : {index_t(1), index_t(2), index_t(3), index_t(8), index_t(32)}) {
+    for (index_t n : {index_t(1), index_t(2), index_t(3), b, b + 1, 2 * b + 1, 3 * b + 2, index_t(100), index_t(161)}) {
+      SCOPED_TRACE("sb2st n=" + std::to_string(n) + " b=" + std::to_string(b));
+      const HostMatrix<T> full = random_band<T>(n, b, rng);
+      auto a = to_space(full);
+      const index_t rows = stages::sb2st_band_rows(b);
+      SpaceMatrix<T> ab("ab", rows, n), ab2("ab2", rows, n), store("store", n, n);
+      SpaceVector<R> d("d", n), e("e", n), d2("d2", n), e2("e2", n);
+      SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
+      stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
+      Kokkos::deep_copy(ab2, ab);
+      stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                              to_matrix<Space>(store), to_vector<Space>(work));
+      stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab2), to_vector<Space>(d2), to_vector<Space>(e2),
+                              Matrix<T, Space>(), to_vector<Space>(work));
+      auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+      stages::bt_sb2st<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q));
+      Kokkos::fence();
+      const auto dh = to_host(d), eh = to_host(e), d2h = to_host(d2), e2h = to_host(e2);
+      const HostMatrix<T> qh = to_host(q);
+      EXPECT_LE(similarity_error(full, qh, tridiagonal_matrix<T>(dh, eh)), kContract);
+      EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+      for (index_t i = 0; i < n; ++i) {
+        EXPECT_EQ(dh(i), d2h(i)) << "d(" << i << ") differs without stored reflectors";
+        if (i + 1 < n) EXPECT_EQ(eh(i), e2h(i)) << "e(" << i << ") differs without stored reflectors";
+      }
+    }
+  }
+}
+
+TYPED_TEST(Sb2st, RejectsShortBandStorage) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  SpaceMatrix<T> ab("ab", 5, 10);
+  SpaceVector<R> d("d", 10), e("e", 10);
+  SpaceVector<T> work("work", 100);
+  EXPECT_THROW((stages::sb2st<T, Space>(Space(), 3, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                                        Matrix<T, Space>(), to_vector<Space>(work))),
+               InvalidArgument);
+}
+
+}  // namespace
+}  // namespace keig::test
