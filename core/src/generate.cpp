@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <type_traits>
 
 #include "keig/backends/host.hpp"
 #include "keig/errors.hpp"
@@ -243,11 +244,105 @@ TestPair<T> generate_pair(MatrixKind kind, index_t n, double b_condition, std::u
   return out;
 }
 
+namespace {
+
+// Eigenvalues of the IC-NMA-like Hessian (see generate.hpp), ascending.
+std::vector<double> icnma_hessian_spectrum(index_t n) {
+  std::vector<double> lambda(n);
+  for (index_t i = 0; i < n; ++i) {
+    const double t = n > 1 ? double(i) / double(n - 1) : 0.0;
+    lambda[i] = 1e-3 * (1.0 + t) * std::pow(10.0, 5.0 * t * t * t);
+  }
+  return lambda;
+}
+
+// Makes a exactly Hermitian from its lower triangle (real diagonal).
+template <class T>
+void hermitian_from_lower(const HostMatrix<T>& a) {
+  const index_t n = a.extent(0);
+  for (index_t j = 0; j < n; ++j) {
+    a(j, j) = T(real_part(a(j, j)));
+    for (index_t i = j + 1; i < n; ++i) a(j, i) = conjugate(a(i, j));
+  }
+}
+
+// The IC-NMA-like pair in a double-precision scalar W.
+template <class W>
+TestPair<W> icnma_pair_wide(index_t n, std::uint64_t seed) {
+  using R = real_t<W>;
+  TestPair<W> out;
+  out.a = similar_to_diagonal<W>(icnma_hessian_spectrum(n), seed);
+  // B = S^H S + delta I with S = M^{1/2} J, J Gaussian / sqrt(n), M uniform in [1, 16].
+  std::mt19937_64 rng(seed * 0xD1B54A32D192ED03ull + 29);
+  std::uniform_real_distribution<R> mass(1, 16);
+  std::vector<R> sqrt_mass(n);
+  for (auto& m : sqrt_mass) m = std::sqrt(mass(rng));
+  const R scale = n > 0 ? R(1) / std::sqrt(R(n)) : R(1);
+  HostMatrix<W> s("keig::generate::S", n, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) s(i, j) = gaussian<W>(rng) * (scale * sqrt_mass[i]);
+  out.b = zeros<W>(n, "keig::generate::B");
+  if (n > 0)
+    backends::host::gemm<W>(backends::Op::ConjTrans, backends::Op::NoTrans, n, n, n, W(1), s.data(), n, s.data(), n,
+                            W(0), out.b.data(), n);
+  s = HostMatrix<W>();
+  hermitian_from_lower(out.b);
+  // ||S^H S||_2 by a few power iterations (a lower estimate; only sets delta).
+  R norm = 0;
+  if (n > 0) {
+    std::vector<W> x(n, W(R(1) / std::sqrt(R(n)))), y(n);
+    for (int it = 0; it < 12; ++it) {
+      backends::host::symv<W>(Uplo::Lower, n, W(1), out.b.data(), n, x.data(), W(0), y.data());
+      R y2 = 0;
+      for (const W& v : y) y2 += abs_squared(v);
+      norm = std::sqrt(y2);  // ||B x|| with ||x|| = 1
+      if (!(norm > 0)) break;
+      for (index_t i = 0; i < n; ++i) x[i] = y[i] * (R(1) / norm);
+    }
+  }
+  const R delta = R(1e-3) * (norm > 0 ? norm : R(1));
+  for (index_t i = 0; i < n; ++i) out.b(i, i) = W(real_part(out.b(i, i)) + delta);
+  return out;
+}
+
+template <class T, class W>
+HostMatrix<T> narrowed(const HostMatrix<W>& w, const char* label) {
+  const index_t n = w.extent(0);
+  HostMatrix<T> t(std::string(label), n, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) {
+      if constexpr (is_complex_v<T>) t(i, j) = T(real_t<T>(w(i, j).real()), real_t<T>(w(i, j).imag()));
+      else t(i, j) = T(w(i, j));
+    }
+  return t;
+}
+
+}  // namespace
+
+template <class T>
+TestPair<T> generate_icnma_pair(index_t n, std::uint64_t seed) {
+  if (n < 0) throw InvalidArgument("n", "must be >= 0, got " + std::to_string(n));
+  using W = std::conditional_t<is_complex_v<T>, Kokkos::complex<double>, double>;
+  if constexpr (std::is_same_v<T, W>) {
+    return icnma_pair_wide<W>(n, seed);
+  } else {
+    TestPair<T> out;
+    {
+      TestPair<W> wide = icnma_pair_wide<W>(n, seed);
+      out.a = narrowed<T>(wide.a, "keig::generate::A");
+      wide.a = HostMatrix<W>();
+      out.b = narrowed<T>(wide.b, "keig::generate::B");
+    }
+    return out;
+  }
+}
+
 #define KEIG_INSTANTIATE_GENERATE(T)                                                           \
   template TestMatrix<T> generate<T>(MatrixKind, index_t, std::uint64_t);                      \
   template HostMatrix<T> random_unitary<T>(index_t, std::uint64_t);                            \
   template TestPair<T> generate_pair<T>(MatrixKind, index_t, double, std::uint64_t);           \
-  template std::vector<real_t<T>> known_spectrum<T>(MatrixKind, index_t, std::uint64_t);
+  template std::vector<real_t<T>> known_spectrum<T>(MatrixKind, index_t, std::uint64_t);       \
+  template TestPair<T> generate_icnma_pair<T>(index_t, std::uint64_t);
 KEIG_INSTANTIATE_GENERATE(float)
 KEIG_INSTANTIATE_GENERATE(double)
 KEIG_INSTANTIATE_GENERATE(Kokkos::complex<float>)

@@ -51,6 +51,22 @@ struct TestPair {
 template <class T>
 TestPair<T> generate_pair(MatrixKind kind, index_t n, double b_condition = 1e2, std::uint64_t seed = 1);
 
+// IC-NMA-like generalized pair (internal-coordinate normal-mode analysis of
+// macromolecules, seed 002 §6.1: A X = B X Lambda with A the Hessian and B the
+// kinetic matrix, both dense SPD; only the smallest ~1% of the pairs are
+// wanted). A = Q diag(lambda) Q^H with a random unitary Q and
+// lambda_i = 1e-3 (1 + t) 10^(5 t^3), t = i / (n - 1): clustered near the
+// smallest eigenvalue 1e-3 (the lowest 20% within a factor 1.35 of it) with a
+// long upper tail to 200 (ratio 2e5). B = J^H M J + delta I with masses M
+// (diagonal, uniform in [1, 16]), a dense Gaussian J / sqrt(n) and delta =
+// 1e-3 ||J^H M J||_2 (power-iteration estimate). Both are built in double
+// precision (complex<double>) and rounded to T. The generalized eigenvalues
+// are not known in closed form: `eigenvalues` is empty. Cost: one QR and
+// two n x n x n gemms (host BLAS); peak memory about 3 n^2 double-precision
+// entries plus the result.
+template <class T>
+TestPair<T> generate_icnma_pair(index_t n, std::uint64_t seed = 1);
+
 // The known spectrum of a kind (ascending); empty for Random and Wilkinson.
 template <class T>
 std::vector<real_t<T>> known_spectrum(MatrixKind kind, index_t n, std::uint64_t seed = 1);

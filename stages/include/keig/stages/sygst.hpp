@@ -1,0 +1,175 @@
+// stages/sygst: reduction of the generalized Hermitian-definite problem to
+// standard form, in place, lower storage (LAPACK ?sygst/?hegst, blocked; seed
+// 002 §4.1, eqs. (4.2)-(4.7)):
+//   type 1 (A x = lambda B x):              C = L^{-1} A L^{-H}
+//   types 2, 3 (A B x = lambda x, B A x = lambda x): C = L^H A L
+// with B = L L^H (potrf, lower). Like LAPACK dsygst/zhegst the blocked loop
+// exploits the symmetry of A and C: per block column of width nb a small
+// diagonal-block step (LAPACK ?hegs2) and then trsm + hemm + her2k + hemm +
+// trsm (type 1) or trmm + hemm + her2k + hemm + trmm (types 2, 3), about
+// n^3 flops in all -- half the 2 n^3 of forming L^{-1} A L^{-H} with two full
+// triangular solves (seed 002 §5.2.2, eqs. (5.8)-(5.9): two TRSMs, 2 n^3).
+// Nearly all flops are vendor BLAS-3 on ctx.space() (cuBLAS on the
+// instance's stream, OpenBLAS on hosts); nothing is copied between host and
+// device and nothing is fenced (host BLAS calls fence their own instance).
+//
+// Storage contract: only the lower triangles of A and L are read; A's lower
+// triangle (diagonal included) is overwritten with C's lower triangle. A's
+// strictly upper triangle is used as scratch inside the nb x nb diagonal
+// blocks only (the diagonal-block step mirrors the block to a full Hermitian
+// square there and transforms it in place): on return those entries hold
+// intermediate values (type 1: conj of C's, up to rounding; types 2, 3: stale
+// ones -- do not rely on them). Every other entry of A's strictly upper
+// triangle (outside the diagonal blocks) is untouched; NaN there is harmless.
+// No other workspace is needed (hence no sygst_workspace_size).
+//
+// sygst_backtransform then maps the standard eigenvectors Y of C to the
+// generalized ones: types 1, 2: X = L^{-H} Y (trsm); type 3: X = L Y (trmm).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <string>
+
+#include "keig/backends/blas.hpp"
+#include "keig/options.hpp"
+
+namespace keig::stages {
+
+// Default block size (columns per blocked step; sygst's nb = 0 selects it);
+// any nb >= 1 is valid.
+template <class ExecSpace>
+inline constexpr index_t sygst_block_default = backends::is_cuda_space_v<ExecSpace> ? 128 : 64;
+
+namespace detail {
+
+// The diagonal-block step (LAPACK ?hegs2) on a kb x kb block a11 (lower
+// triangle valid, upper is scratch) with the lower triangular l11:
+// type 1: a11 = l11^{-1} a11 l11^{-H}; types 2, 3: a11 = l11^H a11 l11.
+// The block is mirrored to a full Hermitian square in place, transformed by
+// two small trsm/trmm calls, and its diagonal made exactly real again.
+template <class T, class ExecSpace>
+void sygst_diagonal_block(const backends::Context<ExecSpace>& ctx, bool inverse, const Matrix<T, ExecSpace>& a11,
+                          const Matrix<T, ExecSpace>& l11) {
+  using backends::Diag;
+  using backends::Op;
+  using backends::Side;
+  const ExecSpace& space = ctx.space();
+  const index_t kb = a11.extent(0);
+  if (kb == 0) return;
+  using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::sygst::mirror_block", Policy2(space, {0, 0}, {kb, kb}), KOKKOS_LAMBDA(const index_t i, const index_t j) {
+        if (i < j) a11(i, j) = conjugate(a11(j, i));
+        else if (i == j) a11(i, i) = T(real_part(a11(i, i)));
+      });
+  if (inverse) {
+    backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l11, a11);     // L^{-1} A
+    backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l11, a11);  // ... L^{-H}
+  } else {
+    backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l11, a11);   // L^H A
+    backends::trmm<T>(ctx, Side::Right, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l11, a11);    // ... L
+  }
+  Kokkos::parallel_for(
+      "keig::sygst::real_diagonal", Kokkos::RangePolicy<ExecSpace>(space, 0, kb),
+      KOKKOS_LAMBDA(const index_t i) { a11(i, i) = T(real_part(a11(i, i))); });
+}
+
+inline void sygst_check_type(GeneralizedType type, const char* routine) {
+  const int t = static_cast<int>(type);
+  if (t < 1 || t > 3)
+    throw InvalidArgument("type", std::string(routine) + ": generalized type must be 1, 2 or 3, got " +
+                                      std::to_string(t));
+}
+
+}  // namespace detail
+
+// Reduces (A, B = L L^H) to the standard problem C in place (see the header
+// comment for the storage contract). a, l: n x n; nb: block size, 0 selects
+// sygst_block_default. Asynchronous on ctx.space().
+template <class T, class ExecSpace>
+void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const Matrix<T, ExecSpace>& a,
+           const Matrix<T, ExecSpace>& l, index_t nb = 0) {
+  using backends::Diag;
+  using backends::Op;
+  using backends::Side;
+  using R = real_t<T>;
+  detail::sygst_check_type(type, "sygst");
+  const index_t n = a.extent(0);
+  if (static_cast<index_t>(a.extent(1)) != n)
+    throw InvalidArgument("A", "sygst: A must be square, got " + std::to_string(n) + " x " +
+                                   std::to_string(a.extent(1)));
+  if (static_cast<index_t>(l.extent(0)) != n || static_cast<index_t>(l.extent(1)) != n)
+    throw InvalidArgument("L", "sygst: L must be n x n with n = " + std::to_string(n) + ", got " +
+                                   std::to_string(l.extent(0)) + " x " + std::to_string(l.extent(1)));
+  if (nb < 0) throw InvalidArgument("nb", "sygst: block size must be >= 1 (0: default), got " + std::to_string(nb));
+  if (n > 0 && a.data() == l.data()) throw InvalidArgument("L", "sygst: L must not alias A");
+  if (nb == 0) nb = sygst_block_default<ExecSpace>;
+  if (n == 0) return;
+  const auto sub = [](const Matrix<T, ExecSpace>& m, index_t r0, index_t r1, index_t c0, index_t c1) {
+    return Matrix<T, ExecSpace>(Kokkos::subview(m, std::make_pair(r0, r1), std::make_pair(c0, c1)));
+  };
+
+  if (type == GeneralizedType::AxLBx) {
+    // LAPACK ?hegst, itype = 1, lower: left to right.
+    for (index_t k = 0; k < n; k += nb) {
+      const index_t kb = nb < n - k ? nb : n - k, k2 = k + kb;
+      const Matrix<T, ExecSpace> A11 = sub(a, k, k2, k, k2), L11 = sub(l, k, k2, k, k2);
+      detail::sygst_diagonal_block<T, ExecSpace>(ctx, true, A11, L11);
+      if (k2 < n) {
+        const Matrix<T, ExecSpace> A21 = sub(a, k2, n, k, k2), L21 = sub(l, k2, n, k, k2);
+        const Matrix<T, ExecSpace> A22 = sub(a, k2, n, k2, n), L22 = sub(l, k2, n, k2, n);
+        backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), L11, A21);
+        backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
+        backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), A21, L21, R(1), A22);
+        backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
+        backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), L22, A21);
+      }
+    }
+  } else {
+    // LAPACK ?hegst, itype = 2 or 3, lower: the leading k x k part is already
+    // C's; each step extends it by kb rows and columns.
+    for (index_t k = 0; k < n; k += nb) {
+      const index_t kb = nb < n - k ? nb : n - k, k2 = k + kb;
+      const Matrix<T, ExecSpace> A11 = sub(a, k, k2, k, k2), L11 = sub(l, k, k2, k, k2);
+      if (k > 0) {
+        const Matrix<T, ExecSpace> A10 = sub(a, k, k2, 0, k), L10 = sub(l, k, k2, 0, k);
+        const Matrix<T, ExecSpace> A00 = sub(a, 0, k, 0, k), L00 = sub(l, 0, k, 0, k);
+        backends::trmm<T>(ctx, Side::Right, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), L00, A10);
+        backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(R(0.5)), A11, L10, T(1), A10);
+        backends::syr2k<T>(ctx, Uplo::Lower, Op::ConjTrans, T(1), A10, L10, R(1), A00);
+        backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(R(0.5)), A11, L10, T(1), A10);
+        backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), L11, A10);
+      }
+      detail::sygst_diagonal_block<T, ExecSpace>(ctx, false, A11, L11);
+    }
+  }
+}
+
+// Model flop count of sygst (real scalars; the caller applies its complex
+// factor, as for the other stages): n^3.
+inline double sygst_flops(index_t n) { return double(n) * double(n) * double(n); }
+
+// Back-transformation of the eigenvectors of C (z: n x m, in place):
+// types 1, 2: Z := L^{-H} Z; type 3: Z := L Z. Only L's lower triangle is read.
+template <class T, class ExecSpace>
+void sygst_backtransform(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const Matrix<T, ExecSpace>& l,
+                         const Matrix<T, ExecSpace>& z) {
+  using backends::Diag;
+  using backends::Op;
+  using backends::Side;
+  detail::sygst_check_type(type, "sygst_backtransform");
+  const index_t n = l.extent(0);
+  if (static_cast<index_t>(l.extent(1)) != n)
+    throw InvalidArgument("L", "sygst_backtransform: L must be square, got " + std::to_string(n) + " x " +
+                                   std::to_string(l.extent(1)));
+  if (static_cast<index_t>(z.extent(0)) != n)
+    throw InvalidArgument("Z", "sygst_backtransform: Z needs n = " + std::to_string(n) + " rows, got " +
+                                   std::to_string(z.extent(0)));
+  if (n == 0 || z.extent(1) == 0) return;
+  if (type == GeneralizedType::BAxLx)
+    backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, z);
+  else
+    backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, z);
+}
+
+}  // namespace keig::stages

@@ -1,0 +1,359 @@
+// stages/sygst (generalized -> standard form, lower storage) on the backend
+// under test, against straightforward host references in double precision,
+// and the IC-NMA-like test pairs of keig/generate.hpp.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <type_traits>
+
+#include "keig/backends/host.hpp"
+#include "keig/backends/lapack.hpp"
+#include "keig/stages/sygst.hpp"
+#include "support.hpp"
+
+namespace keig::test {
+namespace {
+
+// The double-precision scalar of the same kind as T (the reference's arithmetic).
+template <class T>
+using Wide = std::conditional_t<is_complex_v<T>, Kokkos::complex<double>, double>;
+
+template <class T>
+HostMatrix<Wide<T>> widened(const HostMatrix<T>& m) {
+  HostMatrix<Wide<T>> w("wide", m.extent(0), m.extent(1));
+  for (size_t j = 0; j < m.extent(1); ++j)
+    for (size_t i = 0; i < m.extent(0); ++i) {
+      if constexpr (is_complex_v<T>) w(i, j) = Wide<T>(double(m(i, j).real()), double(m(i, j).imag()));
+      else w(i, j) = double(m(i, j));
+    }
+  return w;
+}
+
+// L^{-1} M (forward substitution; only the lower triangle of L is read).
+template <class W>
+HostMatrix<W> lower_solve(const HostMatrix<W>& l, const HostMatrix<W>& m) {
+  const index_t n = l.extent(0), k = m.extent(1);
+  HostMatrix<W> x("x", n, k);
+  Kokkos::deep_copy(x, m);
+  for (index_t c = 0; c < k; ++c)
+    for (index_t j = 0; j < n; ++j) {
+      x(j, c) = x(j, c) / l(j, j);
+      for (index_t i = j + 1; i < n; ++i) x(i, c) -= l(i, j) * x(j, c);
+    }
+  return x;
+}
+
+template <class W>
+HostMatrix<W> conj_transpose(const HostMatrix<W>& m) {
+  HostMatrix<W> t("t", m.extent(1), m.extent(0));
+  for (size_t j = 0; j < m.extent(1); ++j)
+    for (size_t i = 0; i < m.extent(0); ++i) t(j, i) = conjugate(m(i, j));
+  return t;
+}
+
+template <class W>
+HostMatrix<W> multiply(const HostMatrix<W>& x, const HostMatrix<W>& y) {
+  const index_t m = x.extent(0), k = x.extent(1), n = y.extent(1);
+  HostMatrix<W> z("z", m, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t p = 0; p < k; ++p) {
+      const W b = y(p, j);
+      for (index_t i = 0; i < m; ++i) z(i, j) += x(i, p) * b;
+    }
+  return z;
+}
+
+// The lower triangle of L (upper set to zero), from a potrf result.
+template <class W>
+HostMatrix<W> lower_part(const HostMatrix<W>& m) {
+  HostMatrix<W> l("l", m.extent(0), m.extent(1));
+  for (size_t j = 0; j < m.extent(1); ++j)
+    for (size_t i = j; i < m.extent(0); ++i) l(i, j) = m(i, j);
+  return l;
+}
+
+template <class W>
+double frobenius(const HostMatrix<W>& m) {
+  double s = 0;
+  for (size_t j = 0; j < m.extent(1); ++j)
+    for (size_t i = 0; i < m.extent(0); ++i) s += double(abs_squared(m(i, j)));
+  return std::sqrt(s);
+}
+
+// The standard-form matrix C (full, Hermitian) of the reference.
+template <class W>
+HostMatrix<W> reference_c(GeneralizedType type, const HostMatrix<W>& a_full, const HostMatrix<W>& l_lower) {
+  if (type == GeneralizedType::AxLBx) return lower_solve(l_lower, conj_transpose(lower_solve(l_lower, a_full)));
+  return multiply(conj_transpose(l_lower), multiply(a_full, l_lower));  // L^H A L
+}
+
+template <class T>
+HostMatrix<T> random_hermitian(index_t n, std::mt19937_64& rng) {
+  HostMatrix<T> a("a", n, n);
+  for (index_t j = 0; j < n; ++j) {
+    a(j, j) = T(real_part(random_scalar<T>(rng)));
+    for (index_t i = j + 1; i < n; ++i) {
+      a(i, j) = random_scalar<T>(rng);
+      a(j, i) = conjugate(a(i, j));
+    }
+  }
+  return a;
+}
+
+// B = M M^H + n I: Hermitian positive definite with eigenvalues in [n, ~2.4 n].
+template <class T>
+HostMatrix<T> random_spd(index_t n, std::mt19937_64& rng) {
+  HostMatrix<T> m("m", n, n), b("b", n, n);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) m(i, j) = random_scalar<T>(rng);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = j; i < n; ++i) {
+      T s = T(0);
+      for (index_t p = 0; p < n; ++p) s += m(i, p) * conjugate(m(j, p));
+      if (i == j) s = T(real_part(s) + real_t<T>(n));
+      b(i, j) = s;
+      b(j, i) = conjugate(s);
+    }
+  return b;
+}
+
+// Cholesky factor of b on the space under test (lower; the upper triangle of
+// the result still holds b's upper triangle).
+template <class T>
+SpaceMatrix<T> cholesky_on_space(const backends::Context<Space>& ctx, const HostMatrix<T>& b) {
+  SpaceMatrix<T> l = to_space(b);
+  backends::potrf<T, Space>(ctx, Uplo::Lower, to_matrix<Space>(l), "B");
+  Kokkos::fence();
+  return l;
+}
+
+const char* type_name(GeneralizedType type) {
+  switch (type) {
+    case GeneralizedType::AxLBx: return "type1";
+    case GeneralizedType::ABxLx: return "type2";
+    case GeneralizedType::BAxLx: return "type3";
+  }
+  return "?";
+}
+
+template <class T>
+class Sygst : public ::testing::Test {};
+TYPED_TEST_SUITE(Sygst, Scalars);
+
+// All three types, sizes around the block sizes, nb in {8, 32, default}; the
+// upper triangles of A and L are poisoned with NaN (they must never be read).
+TYPED_TEST(Sygst, MatchesTheHostReferenceWithPoisonedUpperTriangles) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  using W = Wide<T>;
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(2024);
+  const R nan = std::numeric_limits<R>::quiet_NaN();
+  double worst = 0;
+  for (index_t n : {0, 1, 2, 3, 31, 64, 65, 130, 257}) {
+    const HostMatrix<T> a = random_hermitian<T>(n, rng);
+    const HostMatrix<T> b = random_spd<T>(n, rng);
+    SpaceMatrix<T> ld = cholesky_on_space(ctx, b);
+    HostMatrix<T> lh = to_host(ld);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < j; ++i) lh(i, j) = T(nan);
+    Kokkos::deep_copy(ld, lh);
+    const HostMatrix<W> a_wide = widened(a), l_wide = lower_part(widened(lh));
+    HostMatrix<T> a_stored = copy_of(a);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < j; ++i) a_stored(i, j) = T(nan);
+    for (GeneralizedType type : {GeneralizedType::AxLBx, GeneralizedType::ABxLx, GeneralizedType::BAxLx}) {
+      const HostMatrix<W> c_ref = reference_c(type, a_wide, l_wide);
+      const double c_norm = frobenius(c_ref);
+      for (index_t nb : {index_t(8), index_t(32), index_t(0)}) {
+        SCOPED_TRACE(std::string(type_name(type)) + " n=" + std::to_string(n) + " nb=" + std::to_string(nb));
+        SpaceMatrix<T> ad = to_space(a_stored);
+        stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), nb);
+        Kokkos::fence();
+        const HostMatrix<T> c = to_host(ad);
+        double err2 = 0;
+        bool finite = true;
+        for (index_t j = 0; j < n; ++j)
+          for (index_t i = j; i < n; ++i) {
+            finite = finite && is_finite(c(i, j));
+            W d = W(0);
+            if constexpr (is_complex_v<T>) d = W(double(c(i, j).real()), double(c(i, j).imag())) - c_ref(i, j);
+            else d = double(c(i, j)) - c_ref(i, j);
+            err2 += double(abs_squared(d));
+          }
+        ASSERT_TRUE(finite) << "non-finite entry in the lower triangle of C";
+        for (index_t i = 0; i < n; ++i)
+          if constexpr (is_complex_v<T>) EXPECT_EQ(c(i, i).imag(), R(0)) << "diagonal entry " << i << " not real";
+        // B's eigenvalues lie in [n, ~2.4 n]: L is well conditioned, so the
+        // relative error of C is a modest multiple of n eps.
+        const double rel = std::sqrt(err2) / std::max(c_norm, 1e-300);
+        const double scaled = n > 0 ? rel / (double(n) * double(unit_roundoff<T>())) : 0.0;
+        EXPECT_LE(scaled, 10.0) << "relative error " << rel << " = " << scaled << " n eps";
+        worst = std::max(worst, scaled);
+      }
+    }
+  }
+  std::cout << "[ sygst    ] largest relative error of C: " << worst << " n eps\n";
+}
+
+// Documented scratch use: outside the nb x nb diagonal blocks the strictly
+// upper triangle of A is left untouched.
+TYPED_TEST(Sygst, LeavesTheUpperTriangleOutsideDiagonalBlocksUntouched) {
+  using T = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(7);
+  const index_t n = 45, nb = 16;
+  const HostMatrix<T> a = random_hermitian<T>(n, rng);
+  SpaceMatrix<T> ld = cholesky_on_space(ctx, random_spd<T>(n, rng));
+  for (GeneralizedType type : {GeneralizedType::AxLBx, GeneralizedType::ABxLx, GeneralizedType::BAxLx}) {
+    SCOPED_TRACE(type_name(type));
+    HostMatrix<T> stored = copy_of(a);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < j; ++i) stored(i, j) = T(real_t<T>(12345));
+    SpaceMatrix<T> ad = to_space(stored);
+    stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), nb);
+    Kokkos::fence();
+    const HostMatrix<T> c = to_host(ad);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < j; ++i)
+        if (i / nb != j / nb) ASSERT_EQ(real_part(c(i, j)), real_t<T>(12345)) << "A(" << i << ", " << j << ") written";
+  }
+}
+
+TYPED_TEST(Sygst, RejectsBadArguments) {
+  using T = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  SpaceMatrix<T> a("a", 10, 10), l("l", 10, 10), l9("l9", 9, 9), rect("rect", 10, 9), z("z", 9, 3);
+  const auto argument_of = [](const auto& call) -> std::string {
+    try {
+      call();
+    } catch (const InvalidArgument& e) {
+      return e.argument();
+    }
+    return "(no throw)";
+  };
+  EXPECT_EQ(argument_of([&] {
+              stages::sygst<T, Space>(ctx, static_cast<GeneralizedType>(4), to_matrix<Space>(a), to_matrix<Space>(l), 0);
+            }),
+            "type");
+  EXPECT_EQ(argument_of([&] {
+              stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(rect), to_matrix<Space>(l), 0);
+            }),
+            "A");
+  EXPECT_EQ(argument_of([&] {
+              stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(a), to_matrix<Space>(l9), 0);
+            }),
+            "L");
+  EXPECT_EQ(argument_of([&] {
+              stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(a), to_matrix<Space>(l), -1);
+            }),
+            "nb");
+  EXPECT_EQ(argument_of([&] {
+              stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(a), to_matrix<Space>(a), 0);
+            }),
+            "L");
+  EXPECT_EQ(argument_of([&] {
+              stages::sygst_backtransform<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(l), to_matrix<Space>(z));
+            }),
+            "Z");
+  EXPECT_EQ(argument_of([&] {
+              stages::sygst_backtransform<T, Space>(ctx, static_cast<GeneralizedType>(0), to_matrix<Space>(l9),
+                                                    to_matrix<Space>(z));
+            }),
+            "type");
+}
+
+// potrf + sygst + a standard solve (host LAPACK ?syevd on C) + sygst_backtransform
+// solve the generalized problem: A Z = B Z Lambda (type 1), A B Z = Z Lambda
+// (type 2), B A Z = Z Lambda (type 3); for type 1 the eigenvalues are the
+// generator's.
+TYPED_TEST(Sygst, WithBacktransformSolvesTheGeneralizedProblem) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  using W = Wide<T>;
+  backends::Context<Space> ctx{Space()};
+  for (index_t n : {0, 1, 17, 100}) {
+    const TestPair<T> pair = generate_pair<T>(MatrixKind::Uniform, n, 10.0, 3);
+    SpaceMatrix<T> ld = cholesky_on_space(ctx, pair.b);
+    for (GeneralizedType type : {GeneralizedType::AxLBx, GeneralizedType::ABxLx, GeneralizedType::BAxLx}) {
+      SCOPED_TRACE(std::string(type_name(type)) + " n=" + std::to_string(n));
+      SpaceMatrix<T> ad = to_space(pair.a);
+      stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), 8);
+      Kokkos::fence();
+      HostMatrix<T> z = to_host(ad);
+      std::vector<R> w(n);
+      if (n > 0) ASSERT_EQ((backends::host::syevd<T>(backends::Job::Vectors, Uplo::Lower, n, z.data(), n, w.data())), 0);
+      SpaceMatrix<T> zd = to_space(z);
+      stages::sygst_backtransform<T, Space>(ctx, type, to_matrix<Space>(ld), to_matrix<Space>(zd));
+      Kokkos::fence();
+      const HostMatrix<W> x = widened(to_host(zd)), aw = widened(pair.a), bw = widened(pair.b);
+      HostMatrix<W> lhs, rhs;
+      if (type == GeneralizedType::AxLBx) {
+        lhs = multiply(aw, x);
+        rhs = multiply(bw, x);
+      } else {
+        lhs = type == GeneralizedType::ABxLx ? multiply(aw, multiply(bw, x)) : multiply(bw, multiply(aw, x));
+        rhs = x;
+      }
+      double lmax = 0;
+      for (index_t j = 0; j < n; ++j) {
+        lmax = std::max(lmax, std::abs(double(w[j])));
+        for (index_t i = 0; i < n; ++i) lhs(i, j) -= rhs(i, j) * double(w[j]);
+      }
+      const double scale = type == GeneralizedType::AxLBx
+                               ? frobenius(aw) + frobenius(bw) * lmax
+                               : frobenius(aw) * frobenius(bw) + lmax;
+      const double denominator = scale * frobenius(x) * double(n) * double(unit_roundoff<T>());
+      const double res = n > 0 ? frobenius(lhs) / std::max(denominator, 1e-300) : 0;  // 0 / 0 for A = 0, n = 1
+      EXPECT_LE(res, 10.0) << "scaled residual " << res;
+      if (type == GeneralizedType::AxLBx)
+        for (index_t j = 0; j < n; ++j)
+          EXPECT_NEAR(double(w[j]), double(pair.eigenvalues[j]), 200.0 * n * double(unit_roundoff<T>())) << j;
+    }
+  }
+}
+
+template <class T>
+class SygstIcnma : public ::testing::Test {};
+TYPED_TEST_SUITE(SygstIcnma, Scalars);
+
+// The IC-NMA-like pair: A and B Hermitian positive definite, A's spectrum
+// clustered at its smallest eigenvalue with a long upper tail.
+TYPED_TEST(SygstIcnma, PairIsHermitianPositiveDefiniteAndClustered) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const index_t n = 200;
+  const TestPair<T> pair = generate_icnma_pair<T>(n, 5);
+  ASSERT_EQ(static_cast<index_t>(pair.a.extent(0)), n);
+  ASSERT_EQ(static_cast<index_t>(pair.b.extent(1)), n);
+  EXPECT_TRUE(pair.eigenvalues.empty());
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(pair.a(i, j) == conjugate(pair.a(j, i))) << "A not Hermitian at " << i << ", " << j;
+      ASSERT_TRUE(pair.b(i, j) == conjugate(pair.b(j, i))) << "B not Hermitian at " << i << ", " << j;
+    }
+  HostMatrix<T> lb = copy_of(pair.b), la = copy_of(pair.a);
+  EXPECT_EQ((backends::host::potrf<T>(Uplo::Lower, n, lb.data(), n)), 0) << "B is not positive definite";
+  EXPECT_EQ((backends::host::potrf<T>(Uplo::Lower, n, la.data(), n)), 0) << "A is not positive definite";
+  const std::vector<R> lambda = reference_eigenvalues(pair.a);
+  ASSERT_GT(lambda.front(), R(0));
+  EXPECT_LE(lambda[n / 10 - 1], 2 * lambda.front()) << "lowest 10% not clustered near " << lambda.front();
+  EXPECT_GE(double(lambda.back()) / double(lambda.front()), 1e4);
+  // The generalized problem is definite with positive eigenvalues, and the
+  // space's sygst of the pair agrees with LAPACK's ?sygvd.
+  const std::vector<R> mu = reference_eigenvalues(pair.a, pair.b, GeneralizedType::AxLBx);
+  EXPECT_GT(mu.front(), R(0));
+  backends::Context<Space> ctx{Space()};
+  SpaceMatrix<T> ld = cholesky_on_space(ctx, pair.b);
+  SpaceMatrix<T> ad = to_space(pair.a);
+  stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(ad), to_matrix<Space>(ld), 0);
+  Kokkos::fence();
+  const std::vector<R> nu = reference_eigenvalues(to_host(ad));
+  for (index_t i = 0; i < n; ++i)
+    EXPECT_NEAR(double(nu[i]), double(mu[i]), 100.0 * n * double(unit_roundoff<T>()) * double(mu.back())) << i;
+}
+
+}  // namespace
+}  // namespace keig::test
