@@ -116,15 +116,6 @@ TYPED_TEST(BadInput, InvalidOptions) {
                                                "options.band_width");
 }
 
-TYPED_TEST(BadInput, UnimplementedMethodsSayNotImplemented) {
-  for (Method m : {Method::TwoStage}) {
-    Options options;
-    options.method = m;
-    this->template expect_error<NotImplemented>([&] { eigh(Space(), this->a, this->w, this->z, options); },
-                                                "not implemented");
-  }
-}
-
 TYPED_TEST(BadInput, GeneralizedSizesAndNonFiniteB) {
   using T = TypeParam;
   using R = real_t<T>;

@@ -1,5 +1,6 @@
 // End-to-end keig::eigh / eigvalsh on the backend under test, checked against
 // the accuracy contract, LAPACK on the host and the known spectra.
+#include "keig/backends/lapack.hpp"
 #include "support.hpp"
 
 namespace keig::test {
@@ -45,7 +46,7 @@ Solved solve_and_check(const TestMatrix<T>& problem, const Options& options, boo
   return s;
 }
 
-const std::vector<Method> kMethods = {Method::Vendor, Method::OneStage};
+const std::vector<Method> kMethods = {Method::Vendor, Method::OneStage, Method::TwoStage};
 
 // Every check of the accuracy contract on one solve.
 void expect_contract(const Solved& s) {
@@ -188,7 +189,7 @@ TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
   EXPECT_GE(r.seconds, 0.0);
 }
 
-// Generalized problems, Vendor and OneStage (Cholesky + triangular solves until keig's own sygst lands).
+// Generalized problems with every method (Cholesky, reduction to standard form, standard solve, back-substitution).
 template <class T>
 class EighGeneralized : public ::testing::Test {};
 TYPED_TEST_SUITE(EighGeneralized, Scalars);
@@ -252,6 +253,46 @@ TYPED_TEST(EighGeneralized, Types2And3AndSubsetsMatchLapack) {
       std::vector<R> expected(ref.begin() + (subset ? 5 : 0), ref.begin() + (subset ? 21 : n));
       EXPECT_LE(scaled_eigenvalue_error_generalized(pair.a, pair.b, to_host(w), expected, m), kContract);
     }
+  }
+}
+
+// Repeated solves with the same B (SCF loops): a factor computed once with
+// potrf is passed back with options.b_factored, in either triangle, for
+// keig's own pipelines and Auto; the vendor path refuses it by name.
+TYPED_TEST(EighGeneralized, ReusesAPrecomputedFactor) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const index_t n = 70;
+  const auto pair = generate_pair<T>(MatrixKind::Uniform, n, 1e2, 9);
+  backends::Context<Space> ctx{Space()};
+  for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+    auto factor = to_space(pair.b);
+    backends::potrf<T>(ctx, uplo, to_matrix<Space>(factor), "B");
+    for (Method method : {Method::Auto, Method::OneStage, Method::TwoStage}) {
+      SCOPED_TRACE(std::string("uplo=") + to_string(uplo) + " " + to_string(method));
+      auto a = to_space(pair.a);
+      SpaceVector<R> w("w", n);
+      SpaceMatrix<T> z("Z", n, n);
+      Options options;
+      options.uplo = uplo;
+      options.method = method;
+      options.b_factored = true;
+      const Result r = eigh(Space(), a, factor, w, z, options);
+      ASSERT_EQ(r.eigenvalues_found, n);
+      for (const auto& st : r.stages) EXPECT_NE(st.name, "keig::potrf");
+      auto wh = to_host(w);
+      auto zh = to_host(z);
+      EXPECT_LE(scaled_residual_generalized(pair.a, pair.b, wh, zh, n), kContract);
+      EXPECT_LE(scaled_b_orthogonality(pair.b, zh, n), kContract * 10);
+      EXPECT_LE(scaled_eigenvalue_error_generalized(pair.a, pair.b, wh, pair.eigenvalues, n), kContract);
+    }
+    Options vendor;
+    vendor.uplo = uplo;
+    vendor.method = Method::Vendor;
+    vendor.b_factored = true;
+    auto a = to_space(pair.a);
+    SpaceVector<R> w("w", n);
+    EXPECT_THROW(eigvalsh(Space(), a, factor, w, vendor), InvalidArgument);
   }
 }
 

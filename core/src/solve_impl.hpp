@@ -9,7 +9,12 @@
 #include <type_traits>
 
 #include "keig/backends/vendor_eigensolver.hpp"
+#include "keig/stages/bt_sb2st.hpp"
+#include "keig/stages/bt_sy2sb.hpp"
 #include "keig/stages/ormtr.hpp"
+#include "keig/stages/sb2st.hpp"
+#include "keig/stages/sy2sb.hpp"
+#include "keig/stages/sygst.hpp"
 #include "keig/stages/sytrd.hpp"
 #include "keig/stages/tridiagonal.hpp"
 #include "keig/detail/solve.hpp"
@@ -114,6 +119,9 @@ void check_arguments(const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& 
     if (type < 1 || type > 3)
       throw InvalidArgument("options.generalized_type", "must be 1, 2 or 3, got " + std::to_string(type));
   }
+  if (problem.generalized && options.b_factored && options.method == Method::Vendor)
+    throw InvalidArgument("options.b_factored", "the vendor generalized solvers factor B themselves; use "
+                                                "Method::Auto, OneStage or TwoStage with a pre-factored B");
   if (options.block_size < 0)
     throw InvalidArgument("options.block_size", "must be >= 0, got " + std::to_string(options.block_size));
   if (options.band_width < 0)
@@ -198,14 +206,59 @@ index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   return m;
 }
 
-// Generalized problems through the Cholesky factor of B (the reduction to
-// standard form that issue "generalized" replaces with keig's own sygst):
-// type 1: C = L^-1 A L^-H, Z = L^-H Y; types 2, 3: C = L^H A L, Z = L^-H Y (2) or L Y (3).
+// ---- Method::TwoStage: sy2sb (BLAS-3), sb2st (bulge chasing), tridiagonal,
+// bt_sb2st, bt_sy2sb. Beyond A and Z it allocates O(n b) only: sb2st keeps
+// its reflectors in A's strict upper triangle, free once sy2sb is done.
 template <class T, class ExecSpace>
-index_t solve_one_stage(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
-                        const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
-                        const Vector<real_t<T>, ExecSpace>& w_all, const Matrix<T, ExecSpace>& z, Problem problem,
-                        const Options& options, Result& result) {
+index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
+                                 Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<real_t<T>, ExecSpace>& w_all,
+                                 const Matrix<T, ExecSpace>& z, bool vectors, const Options& options) {
+  using R = real_t<T>;
+  const ExecSpace& space = ctx.space();
+  const index_t n = a.extent(0);
+  index_t b = options.band_width > 0 ? options.band_width : stages::Sy2sbTuning<ExecSpace>::default_band;
+  if (b > n - 1) b = n > 1 ? n - 1 : 1;  // a wider band is the whole matrix
+  const double cx = is_complex_v<T> ? 4.0 : 1.0;
+  auto tau = allocate_vector<T>(space, "keig::sy2sb::tau", n);
+  {
+    auto work = allocate_vector<T>(space, "keig::sy2sb::work", stages::sy2sb_workspace_size<T, ExecSpace>(n, b));
+    stage("keig::sy2sb", cx * reduction_flops(n), [&] { stages::sy2sb<T, ExecSpace>(ctx, uplo, a, tau, work, b); });
+  }
+  auto d = allocate_vector<R>(space, "keig::sb2st::d", n);
+  auto e = allocate_vector<R>(space, "keig::sb2st::e", n);
+  {
+    auto ab = allocate_matrix<T>(space, "keig::sb2st::band", stages::sb2st_band_rows(b), n);
+    auto work = allocate_vector<T>(space, "keig::sb2st::work", stages::sb2st_workspace_size(n, b));
+    // Model: about 6 b^2 flops per step, n/b steps per sweep, n sweeps.
+    stage("keig::sb2st", cx * 6.0 * double(n) * n * b, [&] {
+      stages::dense_to_band<T, ExecSpace>(space, a, b, ab);
+      stages::sb2st<T, ExecSpace>(space, b, ab, d, e, vectors ? a : Matrix<T, ExecSpace>(), work);
+    });
+  }
+  const backends::Job job = vectors ? backends::Job::Vectors : backends::Job::ValuesOnly;
+  const index_t m = stage("keig::tridiagonal", 0.0, [&] {
+    return stages::tridiagonal_eigenpairs<T, ExecSpace>(space, job, options.range, options.tridiagonal_solver, d, e,
+                                                        w_all, z);
+  });
+  if (vectors && m > 0) {
+    const Matrix<T, ExecSpace> zm = columns(z, 0, m);
+    stage("keig::bt_sb2st", cx * backtransform_flops(n, m), [&] { stages::bt_sb2st<T, ExecSpace>(space, b, a, zm); });
+    const index_t nbq = b > stages::ormtr_block_default ? b : stages::ormtr_block_default;
+    auto work = allocate_vector<T>(space, "keig::bt_sy2sb::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
+    stage("keig::bt_sy2sb", cx * backtransform_flops(n, m),
+          [&] { stages::bt_sy2sb<T, ExecSpace>(ctx, a, b, tau, zm, work, nbq); });
+  }
+  return m;
+}
+
+// keig's own pipelines. Generalized problems (seed 002 §4.1): B = L L^H
+// (potrf, skipped when the caller passes the factor), C = sygst(A, L), the
+// standard problem for C, then Z = L^-H Y (types 1, 2) or L Y (type 3).
+template <class T, class ExecSpace>
+index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage, Method method,
+                           const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
+                           const Vector<real_t<T>, ExecSpace>& w_all, const Matrix<T, ExecSpace>& z, Problem problem,
+                           const Options& options, Result& result) {
   using backends::Diag;
   using backends::Op;
   using backends::Side;
@@ -213,40 +266,50 @@ index_t solve_one_stage(const backends::Context<ExecSpace>& ctx, StageRecorder<E
                   (options.tridiagonal_solver == TridiagonalSolver::Auto && options.range.kind == Range::Kind::All &&
                    problem.vectors);
   const bool bisection = options.tridiagonal_solver == TridiagonalSolver::BisectionInverseIteration;
-  result.method = std::string("one-stage: keig sytrd (symv + her2k), ") +
-                  (dc ? "stedc" : bisection ? "stebz+stein" : "stemr") + (problem.vectors ? ", ormtr" : "");
-  if (!problem.generalized)
-    return solve_one_stage_standard(ctx, stage, options.uplo, a, w_all, z, problem.vectors, options);
+  const bool two_stage = method == Method::TwoStage;
+  result.method = std::string(two_stage ? "two-stage: keig sy2sb, sb2st, " : "one-stage: keig sytrd (symv + her2k), ") +
+                  (dc ? "stedc" : bisection ? "stebz+stein" : "stemr") +
+                  (problem.vectors ? (two_stage ? ", bt_sb2st, bt_sy2sb" : ", ormtr") : "");
+  auto standard = [&](Uplo uplo) {
+    return two_stage ? solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options)
+                     : solve_one_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options);
+  };
+  if (!problem.generalized) return standard(options.uplo);
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
-  auto l_owned = allocate_matrix<T>(space, "keig::generalized::L", n, n);
-  Matrix<T, ExecSpace> l = l_owned;
-  stage("keig::potrf", cx * n * double(n) * n / 3.0, [&] {
-    copy_matrix(space, b, l);
-    if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, l);
-    backends::potrf<T>(ctx, Uplo::Lower, l, "B");
+  // L, the lower Cholesky factor of B (B = L L^H): B itself when the caller
+  // passes a lower factor, otherwise a copy (B is never modified).
+  Matrix<T, ExecSpace> l = b;
+  OwnedMatrix<T, ExecSpace> l_owned;
+  if (!(options.b_factored && options.uplo == Uplo::Lower)) {
+    l_owned = allocate_matrix<T>(space, "keig::generalized::L", n, n);
+    l = l_owned;
+  }
+  stage(options.b_factored ? "keig::copy_factor" : "keig::potrf", options.b_factored ? 0.0 : cx * n * double(n) * n / 3.0,
+        [&] {
+          if (l.data() != b.data()) copy_matrix(space, b, l);
+          if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, l);  // U^H = L
+          if (!options.b_factored) backends::potrf<T>(ctx, Uplo::Lower, l, "B");
+        });
+  stage("keig::sygst", cx * stages::sygst_flops(n), [&] {
+    if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, a);
+    stages::sygst<T, ExecSpace>(ctx, options.generalized_type, a, l, 0);
   });
-  stage("keig::reduce_to_standard", cx * 2.0 * n * double(n) * n, [&] {
-    stages::detail::mirror_full_hermitian(space, a, options.uplo);
-    if (options.generalized_type == GeneralizedType::AxLBx) {
-      backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, a);
-      backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, a);
-    } else {
-      backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, a);
-      backends::trmm<T>(ctx, Side::Right, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, a);
-    }
-  });
-  const index_t m = solve_one_stage_standard(ctx, stage, Uplo::Lower, a, w_all, z, problem.vectors, options);
+  const index_t m = standard(Uplo::Lower);
   if (problem.vectors && m > 0)
-    stage("keig::backtransform_generalized", cx * double(n) * n * m, [&] {
-      const Matrix<T, ExecSpace> zm = columns(z, 0, m);
-      if (options.generalized_type == GeneralizedType::BAxLx)
-        backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, zm);
-      else
-        backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, zm);
-    });
+    stage("keig::bt_sygst", cx * double(n) * n * m,
+          [&] { stages::sygst_backtransform<T, ExecSpace>(ctx, options.generalized_type, l, columns(z, 0, m)); });
   return m;
+}
+
+// Method::Auto: the fastest method measured for this backend and problem
+// (keig-bench, README "Status"); a pre-factored B needs keig's own pipeline.
+template <class ExecSpace>
+Method choose_method(index_t n, Problem problem, const Options& options) {
+  (void)n;
+  if (problem.generalized && options.b_factored) return Method::TwoStage;
+  return Method::Vendor;
 }
 
 template <class T, class ExecSpace>
@@ -263,10 +326,7 @@ Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix
   const index_t n = a.extent(0);
   StageRecorder<ExecSpace> stage(space, options.stage_times, result);
 
-  const Method method = options.method == Method::Auto ? Method::Vendor : options.method;
-  if (method == Method::TwoStage)
-    throw NotImplemented("Method::TwoStage (keig's own two-stage tridiagonalization) is not implemented yet; use "
-                         "Method::OneStage, Method::Vendor or Method::Auto");
+  const Method method = options.method == Method::Auto ? choose_method<ExecSpace>(n, problem, options) : options.method;
 
   if (options.check_finite && n > 0) {
     stage("keig::check_finite", 0.0, [&] {
@@ -290,7 +350,8 @@ Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix
   }
   const index_t found = method == Method::Vendor
                             ? solve_vendor<T, ExecSpace>(ctx, stage, a, b, w_all, z, problem, options, result)
-                            : solve_one_stage<T, ExecSpace>(ctx, stage, a, b, w_all, z, problem, options, result);
+                            : solve_own_pipeline<T, ExecSpace>(ctx, stage, method, a, b, w_all, z, problem, options,
+                                                               result);
   result.eigenvalues_found = found;
   if (w_all.data() != w.data())
     stage("keig::copy_output", 0.0, [&] {

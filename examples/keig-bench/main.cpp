@@ -6,6 +6,7 @@
 //
 //   keig-bench [--suite symv|eigh|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
 //              [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]
+//              [--methods one-stage,two-stage] [--band B]
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -28,6 +29,8 @@ struct Args {
   std::string suite = "all", type = "double", space = "device", csv = "keig-bench.csv";
   std::vector<index_t> sizes = {1024, 2048};
   std::vector<std::string> jobs = {"values", "vectors"};
+  std::vector<std::string> methods = {"one-stage", "two-stage"};
+  int band = 0;  // two-stage half-bandwidth; 0 = keig's default
   std::vector<index_t> symv_segments;  // extra symv rows with a fixed segment length (tuning sweep)
   int repeat = 20;
 };
@@ -43,7 +46,8 @@ std::vector<std::string> split(const std::string& s) {
 [[noreturn]] void usage(const std::string& error) {
   std::fprintf(stderr,
                "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
-               "                  [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]\n",
+               "                  [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]\n"
+               "                  [--methods one-stage,two-stage] [--band B]\n",
                error.c_str());
   std::exit(2);
 }
@@ -178,7 +182,7 @@ void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
     auto a = keig::allocate_matrix<T>(space, "keig::bench::warm", 256, 256);
     auto w = keig::allocate_vector<R>(space, "keig::bench::w", 256);
     auto z = keig::allocate_matrix<T>(space, "keig::bench::z", 256, 256);
-    for (keig::Method m : {keig::Method::Vendor, keig::Method::OneStage}) {
+    for (keig::Method m : {keig::Method::Vendor, keig::Method::OneStage, keig::Method::TwoStage}) {
       fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 1);
       keig::Options o;
       o.method = m;
@@ -197,14 +201,15 @@ void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
         space.fence();
         keig::Options o;
         o.method = method;
+        o.band_width = args.band;
         return vectors ? keig::eigh(space, a, w, z, o) : keig::eigvalsh(space, a, w, o);
       };
       const keig::Result peer = run(keig::Method::Vendor, w_peer);
-      const keig::Result mine = run(keig::Method::OneStage, w_keig);
-      z = decltype(z)();
       double peer_s = 0;
       for (const auto& s : peer.stages)
         if (s.name == "keig::vendor::eigh") peer_s = s.seconds;  // the vendor routine alone
+      for (const std::string& method : args.methods) {
+      const keig::Result mine = run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig);
       // Eigenvalue agreement, scaled by n eps max|w|.
       auto wk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_keig);
       auto wp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_peer);
@@ -219,8 +224,10 @@ void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
       char buf[128];
       std::snprintf(buf, sizeof buf, "| eig diff %.2g n*eps*max|w|", err / (double(n) * keig::unit_roundoff<T>() * std::max(big, 1e-300)));
       detail << buf;
-      rows.push_back({n, std::string("eigh ") + job + " (one-stage)", peer.method.substr(8), detail.str(), mine.seconds,
-                      peer_s});
+      rows.push_back({n, std::string("eigh ") + job + " (" + method + ")", peer.method.substr(8), detail.str(),
+                      mine.seconds, peer_s});
+      }
+      z = decltype(z)();
     }
   }
 }
@@ -275,6 +282,8 @@ int main(int argc, char** argv) {
     else if (k == "--csv") args.csv = value();
     else if (k == "--repeat") args.repeat = std::stoi(value());
     else if (k == "--jobs") args.jobs = split(value());
+    else if (k == "--methods") args.methods = split(value());
+    else if (k == "--band") args.band = std::stoi(value());
     else if (k == "--symv-segments")
       for (const auto& v : split(value())) args.symv_segments.push_back(std::stoll(v));
     else if (k == "--n") {

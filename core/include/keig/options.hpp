@@ -11,8 +11,8 @@ namespace keig {
 enum class Method {
   Auto,      // keig picks (today: Vendor; see README "Status")
   Vendor,    // LAPACK ?syevd/?syevr/?sygvd on host spaces, cuSOLVER on CUDA: the reference and the peer
-  OneStage,  // dense -> tridiagonal (not implemented yet)
-  TwoStage,  // dense -> band -> tridiagonal (not implemented yet)
+  OneStage,  // keig: dense -> tridiagonal (sytrd with keig's symv)
+  TwoStage,  // keig: dense -> band -> tridiagonal (sy2sb, sb2st)
 };
 
 enum class Uplo { Lower, Upper };
@@ -64,6 +64,10 @@ struct Options {
   GeneralizedType generalized_type = GeneralizedType::AxLBx;
   int block_size = 0;   // panel width nb of the reductions; 0 = keig's default
   int band_width = 0;   // half-bandwidth b of two-stage; 0 = keig's default
+  // Generalized problems: B already holds its Cholesky factor in the uplo
+  // triangle (B = L L^H or U^H U, as ?potrf leaves it), e.g. from an earlier
+  // call's factorization in an SCF loop: keig skips potrf (seed 004 eq. 2).
+  bool b_factored = false;
   bool check_finite = true;  // reject NaN/Inf in the referenced triangle(s)
   bool stage_times = true;   // fence the instance at stage boundaries to time stages
 };
