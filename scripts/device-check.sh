@@ -3,7 +3,7 @@
 # (which copies this script into .device/): every backend's test executable,
 # keig-solve on n = 4096 GPU problems, the embedding example, and optional
 # benchmarks. Logs go to $OUT (the device tool's output folder).
-#   .device/device-check.sh [tests] [bench-symv] [bench-eigh N1,N2,...]
+#   .device/device-check.sh [tests] [bench-symv] [bench-eigh N1,N2,...] [bench NAME "KEIG-BENCH ARGS"]
 set -uo pipefail
 out="${OUT:-/tmp}"
 stage="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,9 +27,11 @@ while [ $# -gt 0 ]; do
       run solve-cuda-4096 "$stage/bin/keig-solve" --matrix random --n 4096
       run solve-cuda-4096-onestage "$stage/bin/keig-solve" --matrix random --n 4096 --method one-stage
       run solve-cuda-4096-z "$stage/bin/keig-solve" --matrix clustered --n 4096 --type cdouble --method one-stage
+      run solve-cuda-4096-twostage "$stage/bin/keig-solve" --matrix random --n 4096 --method two-stage
+      run solve-cuda-4096-twostage-z "$stage/bin/keig-solve" --matrix clustered --n 4096 --type cdouble --method two-stage
       run solve-host-1000 "$stage/bin/keig-solve" --matrix graded --n 1000 --space host
       [ -x "$stage/bin/embed" ] && run embed "$stage/bin/embed"
-      cat "$out/solve-cuda-4096.log" "$out/solve-cuda-4096-onestage.log"
+      tail -n 8 "$out/solve-cuda-4096-twostage.log"
       shift ;;
     bench-symv)
       run bench-symv "$stage/bin/keig-bench" --suite symv --n 4096,8192,16384,32768 --csv "$out/bench-symv.csv"
@@ -37,6 +39,10 @@ while [ $# -gt 0 ]; do
     bench-eigh)
       run bench-eigh "$stage/bin/keig-bench" --suite eigh --n "$2" --jobs values,vectors --csv "$out/bench-eigh.csv"
       cat "$out/bench-eigh.log"; shift 2 ;;
+    bench)  # bench NAME "ARGS": keig-bench with the words of ARGS, CSV to $OUT/NAME.csv
+      # shellcheck disable=SC2086
+      run "$2" "$stage/bin/keig-bench" $3 --csv "$out/$2.csv"
+      grep -vE '^(Kokkos|  )' "$out/$2.log" | tail -n 40; shift 3 ;;
     solve)  # solve ARGS...: one keig-solve run with all remaining arguments
       shift; run solve-extra "$stage/bin/keig-solve" "$@"; tail -n 12 "$out/solve-extra.log"; set -- ;;
     *) echo "device-check.sh: unknown step '$1'"; exit 2 ;;

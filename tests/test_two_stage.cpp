@@ -105,6 +105,7 @@ TYPED_TEST(Sb2st, ReducesBandToTridiagonalWithUnitaryQ) {
   std::mt19937_64 rng(7);
   for (index_t b : {index_t(1), index_t(2), index_t(3), index_t(8), index_t(32)}) {
     for (index_t n : {index_t(1), index_t(2), index_t(3), b, b + 1, 2 * b + 1, 3 * b + 2, index_t(100), index_t(161)}) {
+      if (b == 1 && n > 100) continue;  // b = 1 chases only phases: O(n^2) launches, nothing new at this size
       SCOPED_TRACE("sb2st n=" + std::to_string(n) + " b=" + std::to_string(b));
       const HostMatrix<T> full = random_band<T>(n, b, rng);
       auto a = to_space(full);
@@ -118,13 +119,19 @@ TYPED_TEST(Sb2st, ReducesBandToTridiagonalWithUnitaryQ) {
                               to_matrix<Space>(store), to_vector<Space>(work));
       stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab2), to_vector<Space>(d2), to_vector<Space>(e2),
                               Matrix<T, Space>(), to_vector<Space>(work));
+      // Both back-transformation variants: Q2 = bt(I).
       auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
-      stages::bt_sb2st<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q));
+      auto q1 = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+      SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size(n, b));
+      stages::bt_sb2st_blocked<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q),
+                                         to_vector<Space>(bwork));
+      stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q1));
       Kokkos::fence();
       const auto dh = to_host(d), eh = to_host(e), d2h = to_host(d2), e2h = to_host(e2);
-      const HostMatrix<T> qh = to_host(q);
-      EXPECT_LE(similarity_error(full, qh, tridiagonal_matrix<T>(dh, eh)), kContract);
-      EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+      for (const HostMatrix<T>& qh : {to_host(q), to_host(q1)}) {
+        EXPECT_LE(similarity_error(full, qh, tridiagonal_matrix<T>(dh, eh)), kContract);
+        EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+      }
       for (index_t i = 0; i < n; ++i) {
         EXPECT_EQ(dh(i), d2h(i)) << "d(" << i << ") differs without stored reflectors";
         if (i + 1 < n) EXPECT_EQ(eh(i), e2h(i)) << "e(" << i << ") differs without stored reflectors";

@@ -242,7 +242,11 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   });
   if (vectors && m > 0) {
     const Matrix<T, ExecSpace> zm = columns(z, 0, m);
-    stage("keig::bt_sb2st", cx * backtransform_flops(n, m), [&] { stages::bt_sb2st<T, ExecSpace>(space, b, a, zm); });
+    {
+      auto work = allocate_vector<T>(space, "keig::bt_sb2st::work", stages::bt_sb2st_workspace_size(n, b));
+      stage("keig::bt_sb2st", cx * backtransform_flops(n, m),
+            [&] { stages::bt_sb2st<T, ExecSpace>(space, b, a, zm, work); });
+    }
     const index_t nbq = b > stages::ormtr_block_default ? b : stages::ormtr_block_default;
     auto work = allocate_vector<T>(space, "keig::bt_sy2sb::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
     stage("keig::bt_sy2sb", cx * backtransform_flops(n, m),

@@ -4,7 +4,7 @@
 //   n,case,keig_seconds,peer,peer_seconds,ratio,detail
 // ratio = peer_seconds / keig_seconds (> 1: keig is faster).
 //
-//   keig-bench [--suite symv|eigh|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
+//   keig-bench [--suite symv|eigh|generalized|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
 //              [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]
 //              [--methods one-stage,two-stage] [--band B]
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "keig/backends/blas.hpp"
+#include "keig/generate.hpp"
 #include "keig/keig.hpp"
 #include "keig/stages/symv.hpp"
 #include "keig/views/workspace.hpp"
@@ -45,7 +46,7 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& error) {
   std::fprintf(stderr,
-               "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
+               "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
                "                  [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]\n"
                "                  [--methods one-stage,two-stage] [--band B]\n",
                error.c_str());
@@ -232,6 +233,58 @@ void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
   }
 }
 
+// Generalized IC-NMA-like pairs (seed 002 §6.1): all pairs and the 1 %
+// smallest, keig's pipelines against the vendor's ?sygvd / ?sygvdx.
+template <class T, class Space>
+void bench_generalized(const Args& args, const Space& space, std::vector<Row>& rows) {
+  using R = keig::real_t<T>;
+  for (index_t n : args.sizes) {
+    const keig::TestPair<T> pair = keig::generate_icnma_pair<T>(n, 5);
+    auto a0 = keig::allocate_matrix<T>(space, "keig::bench::A0", n, n);
+    auto b = keig::allocate_matrix<T>(space, "keig::bench::B", n, n);
+    auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
+    Kokkos::deep_copy(space, a0, pair.a);
+    Kokkos::deep_copy(space, b, pair.b);
+    auto w_keig = keig::allocate_vector<R>(space, "keig::bench::w", n);
+    auto w_peer = keig::allocate_vector<R>(space, "keig::bench::w_peer", n);
+    auto z = keig::allocate_matrix<T>(space, "keig::bench::Z", n, n);
+    for (const std::string job : {"all", "1%"}) {
+      const index_t m = job == "all" ? n : std::max<index_t>(1, n / 100);
+      auto run = [&](keig::Method method, auto& w) {
+        Kokkos::deep_copy(space, a, a0);
+        space.fence();
+        keig::Options o;
+        o.method = method;
+        o.band_width = args.band;
+        if (job != "all") o.range = keig::Range::index(0, m - 1);
+        return keig::eigh(space, a, b, w, z, o);
+      };
+      const keig::Result peer = run(keig::Method::Vendor, w_peer);
+      double peer_s = 0;
+      for (const auto& s : peer.stages)
+        if (s.name == "keig::vendor::eigh_generalized") peer_s = s.seconds;
+      for (const std::string& method : args.methods) {
+        const keig::Result mine = run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig);
+        auto wk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_keig);
+        auto wp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_peer);
+        double err = 0, big = 0;
+        for (index_t i = 0; i < m; ++i) {
+          err = std::max(err, std::abs(double(wk(i)) - double(wp(i))) / std::max(std::abs(double(wp(i))), 1e-300));
+          big = std::max(big, std::abs(double(wp(i))));
+        }
+        std::ostringstream detail;
+        for (const auto& s : mine.stages)
+          if (s.name != "keig::check_finite") detail << s.name.substr(6) << "=" << s.seconds << "s ";
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "| max rel. eig diff %.2g", err);
+        detail << buf;
+        rows.push_back({n, "icnma " + job + " vectors (" + method + ")", peer.method.substr(8), detail.str(),
+                        mine.seconds, peer_s});
+      }
+    }
+  }
+}
+
 template <class T, class Space>
 int run(const Args& args) {
   Space space;
@@ -241,6 +294,7 @@ int run(const Args& args) {
               Space::name(), keig::scalar_traits<T>::name, bandwidth / 1e9);
   if (args.suite == "symv" || args.suite == "all") bench_symv<T>(args, space, bandwidth, rows);
   if (args.suite == "eigh" || args.suite == "all") bench_eigh<T>(args, space, rows);
+  if (args.suite == "generalized") bench_generalized<T>(args, space, rows);
   std::ofstream csv(args.csv);
   csv << "n,case,keig_seconds,peer,peer_seconds,ratio,detail\n";
   std::printf("%7s  %-28s %11s  %-20s %11s  %7s  %s\n", "n", "case", "keig [s]", "peer", "peer [s]", "ratio",
@@ -291,7 +345,8 @@ int main(int argc, char** argv) {
       for (const auto& s : split(value())) args.sizes.push_back(std::stoll(s));
     } else usage("unknown option '" + k + "'");
   }
-  if (args.suite != "symv" && args.suite != "eigh" && args.suite != "all") usage("--suite must be symv, eigh or all");
+  if (args.suite != "symv" && args.suite != "eigh" && args.suite != "all" && args.suite != "generalized")
+    usage("--suite must be symv, eigh, generalized or all");
   try {
     if (args.space == "host") return dispatch<Kokkos::DefaultHostExecutionSpace>(args);
     return dispatch<Kokkos::DefaultExecutionSpace>(args);

@@ -1,11 +1,23 @@
 // stages/bt_sb2st: Z := Q2 Z for the bulge-chasing factor of sb2st,
-// Q2 = prod over sweeps s (ascending) and steps k (ascending) of H(s, k):
-// the reflectors are applied last one first. Seed 004's kernel (§3, its
-// back-transformation of the bulge-chasing reflectors): the eigenvector
-// columns are independent, so one team owns a group of columns and streams
-// every reflector over them, with a vector reduction (the dot product v^H z)
-// per reflector and column; each reflector is read once per column group.
-// Only the m wanted columns are transformed: about 2 n^2 m flops.
+// Q2 = Q_0 Q_1 ... Q_{n-2}, Q_s = prod_k H(s, k) (sweep s's reflectors act on
+// disjoint rows). Only the m wanted columns are transformed.
+//
+// Blocked variant (the default): sweeps are grouped by sigma; within a group
+// G = [S, S + sigma) the product Q_G equals M_Kmax ... M_1 M_0 with
+// M_k = prod_{s in G} H(s, k) -- moving H(s, k) past H(s', k') (s < s',
+// k' < k) is legal because their rows are disjoint -- so Q_G Z applies M_0
+// first and walks down the matrix. Each M_k is one compact-WY block
+// I - V T V^H with V of (b + sigma - 1) x sigma (a parallelogram of
+// reflectors), applied as Z -= V (T (V^H Z)): BLAS-3-shaped work instead of
+// one dot product and one axpy per reflector. Block (G, k) must follow
+// blocks (G', k) and (G', k-1) of the next group G' (the only overlapping
+// ones), so all blocks with equal 2 (groups after G) + k are independent and
+// run in one batched launch (seed 004 §3 applies reflectors one by one; the
+// grouping is what seed 003 §5.2.3 and ELPA's two-reflector kernels trade
+// extra flops, (b + sigma)/b, for).
+//
+// Reflector variant: seed 004's kernel, one team per group of columns, every
+// reflector streamed over them with a vector reduction per reflector.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -54,7 +66,8 @@ struct ApplyBulgeReflectors {
 
 // reflectors: as written by sb2st (n x n); z: n x m. Asynchronous on `space`.
 template <class T, class ExecSpace>
-void bt_sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& reflectors, const Matrix<T, ExecSpace>& z) {
+void bt_sb2st_reflectors(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& reflectors,
+                         const Matrix<T, ExecSpace>& z) {
   const index_t n = z.extent(0), m = z.extent(1);
   if (b < 1) throw InvalidArgument("b", "bt_sb2st: the half-bandwidth must be >= 1, got " + std::to_string(b));
   if (static_cast<index_t>(reflectors.extent(0)) < n || static_cast<index_t>(reflectors.extent(1)) < n)
@@ -68,6 +81,192 @@ void bt_sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ref
   detail::ApplyBulgeReflectors<T, ExecSpace> apply{reflectors, z, n, b, group};
   Kokkos::parallel_for("keig::bt_sb2st", Kokkos::TeamPolicy<ExecSpace>(space, (m + group - 1) / group, team_size, vector),
                        apply);
+}
+
+namespace detail {
+
+// The reflector block M_k of sweep group g: V(r, j) (0 <= r < len) for sweep
+// S + j, with its unit entry at row j, and tau_j (0 for sweeps without step k).
+template <class T, class ExecSpace>
+struct SweepBlock {
+  Matrix<T, ExecSpace> reflectors;
+  index_t n, b, sigma;
+
+  struct Shape {
+    index_t first_sweep, sweeps, row0, len;  // sweeps: columns of V; rows [row0, row0 + len)
+  };
+  KOKKOS_INLINE_FUNCTION Shape shape(index_t g, index_t k) const {
+    Shape sh;
+    sh.first_sweep = g * sigma;
+    const index_t last = n - 2;
+    sh.sweeps = sh.first_sweep + sigma - 1 <= last ? sigma : last - sh.first_sweep + 1;
+    sh.row0 = sh.first_sweep + 1 + k * b;
+    const index_t end = sh.first_sweep + sh.sweeps + (k + 1) * b;
+    sh.len = (end < n ? end : n) - sh.row0;
+    return sh;
+  }
+  KOKKOS_INLINE_FUNCTION bool exists(index_t g, index_t k) const {
+    return g * sigma <= n - 2 && k < sb2st_steps(n, b, g * sigma);
+  }
+  // Column j of V: its reflector's length (0: sweep S + j has no step k) and
+  // its column in the reflector storage.
+  KOKKOS_INLINE_FUNCTION void column(const Shape& sh, index_t k, index_t j, index_t& len, index_t& col) const {
+    const index_t s = sh.first_sweep + j;
+    col = n - 1 - s;
+    len = 0;
+    if (j < sh.sweeps && k < sb2st_steps(n, b, s)) {
+      const index_t start = s + 1 + k * b;
+      len = b < n - start ? b : n - start;
+    }
+  }
+};
+
+// The wave tau = 2 (groups - 1 - g) + k holds the blocks (g, k); slot i is
+// group g = g_hi - i.
+struct SweepWave {
+  index_t tau, g_hi, count, groups;
+  KOKKOS_INLINE_FUNCTION index_t group(index_t slot) const { return g_hi - slot; }
+  KOKKOS_INLINE_FUNCTION index_t step(index_t slot) const { return tau - 2 * (groups - 1 - group(slot)); }
+};
+
+}  // namespace detail
+
+// Sweeps per block of the blocked variant (V is (b + sigma - 1) x sigma).
+inline constexpr index_t bt_sb2st_sweeps_per_block = 32;
+
+// Workspace of the blocked variant (elements of T): the T factors of one wave.
+inline index_t bt_sb2st_workspace_size(index_t n, index_t b) {
+  const index_t sigma = bt_sb2st_sweeps_per_block;
+  const index_t groups = n > 1 ? (n - 2) / sigma + 1 : 1;
+  return groups * sigma * sigma;
+}
+
+template <class T, class ExecSpace>
+void bt_sb2st_blocked(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& reflectors,
+                      const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work) {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using IndexScratch = Kokkos::View<index_t*, typename ExecSpace::scratch_memory_space,
+                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const index_t n = z.extent(0), m = z.extent(1);
+  if (b < 1) throw InvalidArgument("b", "bt_sb2st: the half-bandwidth must be >= 1, got " + std::to_string(b));
+  if (static_cast<index_t>(reflectors.extent(0)) < n || static_cast<index_t>(reflectors.extent(1)) < n)
+    throw InvalidArgument("reflectors", "bt_sb2st: needs sb2st's n x n reflector storage");
+  if (static_cast<index_t>(work.extent(0)) < bt_sb2st_workspace_size(n, b))
+    throw InvalidArgument("work", "bt_sb2st: needs bt_sb2st_workspace_size(n, b) entries");
+  if (n < 2 || m == 0) return;
+  constexpr index_t sigma = bt_sb2st_sweeps_per_block;
+  constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
+  const index_t tile = device ? 16 : 32;  // columns of Z per team
+  const size_t column_bytes = 2 * IndexScratch::shmem_size(sigma);
+  const index_t tiles = (m + tile - 1) / tile;
+  const int team_size = device ? 256 : 1;
+  const detail::SweepBlock<T, ExecSpace> blocks{reflectors, n, b, sigma};
+  const index_t groups = (n - 2) / sigma + 1, kmax = sb2st_steps(n, b, 0) - 1;
+  const Matrix<T, ExecSpace> tbuf(work.data(), sigma * sigma, groups);
+  for (index_t tau = 0; tau <= 2 * (groups - 1) + kmax; ++tau) {
+    // Groups g with k = tau - 2 (groups - 1 - g) in [0, kmax].
+    const index_t gi_hi = tau / 2 < groups - 1 ? tau / 2 : groups - 1;  // gi = groups - 1 - g
+    const index_t gi_lo = tau - kmax > 0 ? (tau - kmax + 1) / 2 : 0;
+    if (gi_lo > gi_hi) continue;
+    const detail::SweepWave wave{tau, groups - 1 - gi_lo, gi_hi - gi_lo + 1, groups};
+    // 1. T factors (LAPACK ?larft, forward, columnwise) of the wave's blocks.
+    Kokkos::parallel_for(
+        "keig::bt_sb2st::larft",
+        Kokkos::TeamPolicy<ExecSpace>(space, wave.count, device ? 64 : 1)
+            .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(sigma, 1) + column_bytes)),
+        KOKKOS_LAMBDA(const Team& team) {
+          const index_t slot = team.league_rank(), g = wave.group(slot), k = wave.step(slot);
+          if (!blocks.exists(g, k)) return;
+          const auto sh = blocks.shape(g, k);
+          Scratch u(team.team_scratch(0), sigma, 1);
+          IndexScratch lens(team.team_scratch(0), sigma), cols(team.team_scratch(0), sigma);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma),
+                               [&](const index_t j) { blocks.column(sh, k, j, lens(j), cols(j)); });
+          team.team_barrier();
+          auto v = [&](index_t r, index_t j) -> T {  // V(r, j): unit entry at r = j
+            const index_t d = r - j;
+            return (d < 0 || d >= lens(j)) ? T(0) : (d == 0 ? T(1) : blocks.reflectors(k * b + d, cols(j)));
+          };
+          auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, slot); };
+          for (index_t i = 0; i < sigma; ++i) {
+            const T ti = lens(i) > 0 ? blocks.reflectors(k * b, cols(i)) : T(0);
+            const index_t end = i + lens(i);
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, i), [&](const index_t l) {
+              T acc = T(0);  // V(:, l)^H v_i over the rows where v_i lives
+              for (index_t r = i; r < end; ++r) acc += conjugate(v(r, l)) * v(r, i);
+              u(l, 0) = acc;
+            });
+            team.team_barrier();
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t j) {
+              if (j < i) {
+                T acc = T(0);
+                for (index_t l = j; l < i; ++l) acc += t(j, l) * u(l, 0);
+                t(j, i) = -ti * acc;
+              } else {
+                t(j, i) = j == i ? ti : T(0);
+              }
+            });
+            team.team_barrier();
+          }
+        });
+    // 2. Z(rows, tile) -= V (T (V^H Z(rows, tile))) for every block and tile.
+    Kokkos::parallel_for(
+        "keig::bt_sb2st::apply",
+        Kokkos::TeamPolicy<ExecSpace>(space, wave.count * tiles, team_size)
+            .set_scratch_size(0, Kokkos::PerTeam(2 * Scratch::shmem_size(sigma, tile) + column_bytes)),
+        KOKKOS_LAMBDA(const Team& team) {
+          const index_t slot = team.league_rank() / tiles, c0 = (team.league_rank() % tiles) * tile;
+          const index_t g = wave.group(slot), k = wave.step(slot);
+          if (!blocks.exists(g, k)) return;
+          const auto sh = blocks.shape(g, k);
+          const index_t cols = c0 + tile < m ? tile : m - c0;
+          Scratch x(team.team_scratch(0), sigma, tile), y(team.team_scratch(0), sigma, tile);
+          IndexScratch lens(team.team_scratch(0), sigma), rcols(team.team_scratch(0), sigma);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma),
+                               [&](const index_t j) { blocks.column(sh, k, j, lens(j), rcols(j)); });
+          team.team_barrier();
+          auto v = [&](index_t r, index_t j) -> T {
+            const index_t d = r - j;
+            return (d < 0 || d >= lens(j)) ? T(0) : (d == 0 ? T(1) : blocks.reflectors(k * b + d, rcols(j)));
+          };
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma * cols), [&](const index_t p) {
+            const index_t j = p % sigma, c = p / sigma;
+            T acc = T(0);
+            const index_t end = j + lens(j);
+            for (index_t r = j; r < end; ++r) acc += conjugate(v(r, j)) * z(sh.row0 + r, c0 + c);
+            x(j, c) = acc;
+          });
+          team.team_barrier();
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma * cols), [&](const index_t p) {
+            const index_t j = p % sigma, c = p / sigma;
+            T acc = T(0);
+            for (index_t l = j; l < sigma; ++l) acc += tbuf(j + l * sigma, slot) * x(l, c);
+            y(j, c) = acc;
+          });
+          team.team_barrier();
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sh.len * cols), [&](const index_t p) {
+            const index_t r = p % sh.len, c = p / sh.len;
+            T acc = T(0);
+            const index_t jmax = r < sigma - 1 ? r : sigma - 1;
+            for (index_t j = 0; j <= jmax; ++j) acc += v(r, j) * y(j, c);
+            z(sh.row0 + r, c0 + c) -= acc;
+          });
+        });
+  }
+}
+
+// The faster variant per backend, measured with keig-bench (README
+// "Status"): blocked on devices; on hosts the reflector kernel (its loops
+// stay in cache, while the blocked kernel's extra (b + sigma)/b flops in
+// scalar team loops cost 6x at n = 4000 on 2 cores).
+// work: bt_sb2st_workspace_size(n, b).
+template <class T, class ExecSpace>
+void bt_sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& reflectors, const Matrix<T, ExecSpace>& z,
+              const Vector<T, ExecSpace>& work) {
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) bt_sb2st_blocked<T, ExecSpace>(space, b, reflectors, z, work);
+  else bt_sb2st_reflectors<T, ExecSpace>(space, b, reflectors, z);
 }
 
 }  // namespace keig::stages
