@@ -172,6 +172,18 @@ index_t solve_vendor(const backends::Context<ExecSpace>& ctx, StageRecorder<Exec
   return call.found;
 }
 
+// The tridiagonal eigensolver stage both reductions end in.
+template <class T, class ExecSpace>
+index_t tridiagonal_stage(const ExecSpace& space, StageRecorder<ExecSpace>& stage, const Vector<real_t<T>, ExecSpace>& d,
+                          const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w_all,
+                          const Matrix<T, ExecSpace>& z, bool vectors, const Options& options) {
+  const backends::Job job = vectors ? backends::Job::Vectors : backends::Job::ValuesOnly;
+  return stage("keig::tridiagonal", 0.0, [&] {
+    return stages::tridiagonal_eigenpairs<T, ExecSpace>(space, job, options.range, options.tridiagonal_solver, d, e,
+                                                        w_all, z);
+  });
+}
+
 // ---- Method::OneStage: keig's sytrd (symv + her2k), tridiagonal, ormtr --------
 template <class T, class ExecSpace>
 index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
@@ -190,11 +202,7 @@ index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
     stage("keig::sytrd", cx * reduction_flops(n),
           [&] { stages::sytrd<T, ExecSpace>(ctx, uplo, a, d, e, tau, work, nb); });
   }
-  const backends::Job job = vectors ? backends::Job::Vectors : backends::Job::ValuesOnly;
-  const index_t m = stage("keig::tridiagonal", 0.0, [&] {
-    return stages::tridiagonal_eigenpairs<T, ExecSpace>(space, job, options.range, options.tridiagonal_solver, d, e,
-                                                        w_all, z);
-  });
+  const index_t m = tridiagonal_stage<T>(space, stage, d, e, w_all, z, vectors, options);
   if (vectors && m > 0) {
     // Reflector blocks for the back-transformation need not match sytrd's
     // panels: wider blocks make its two gemms rank-nbq updates.
@@ -235,11 +243,7 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
       stages::sb2st<T, ExecSpace>(space, b, ab, d, e, vectors ? a : Matrix<T, ExecSpace>(), work);
     });
   }
-  const backends::Job job = vectors ? backends::Job::Vectors : backends::Job::ValuesOnly;
-  const index_t m = stage("keig::tridiagonal", 0.0, [&] {
-    return stages::tridiagonal_eigenpairs<T, ExecSpace>(space, job, options.range, options.tridiagonal_solver, d, e,
-                                                        w_all, z);
-  });
+  const index_t m = tridiagonal_stage<T>(space, stage, d, e, w_all, z, vectors, options);
   if (vectors && m > 0) {
     const Matrix<T, ExecSpace> zm = columns(z, 0, m);
     {

@@ -175,6 +175,14 @@ void bench_symv(const Args& args, const Space& space, double bandwidth, std::vec
   }
 }
 
+// "sytrd=0.8s tridiagonal=3.5s ...": a run's stages without the keig:: prefix.
+std::string stage_seconds(const keig::Result& r) {
+  std::ostringstream out;
+  for (const auto& s : r.stages)
+    if (s.name != "keig::check_finite") out << s.name.substr(6) << "=" << s.seconds << "s ";
+  return out.str();
+}
+
 template <class T, class Space>
 void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
   using R = keig::real_t<T>;
@@ -220,8 +228,7 @@ void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
         big = std::max(big, std::abs(double(wp(i))));
       }
       std::ostringstream detail;
-      for (const auto& s : mine.stages)
-        if (s.name != "keig::check_finite") detail << s.name.substr(6) << "=" << s.seconds << "s ";
+      detail << stage_seconds(mine);
       char buf[128];
       std::snprintf(buf, sizeof buf, "| eig diff %.2g n*eps*max|w|", err / (double(n) * keig::unit_roundoff<T>() * std::max(big, 1e-300)));
       detail << buf;
@@ -273,8 +280,7 @@ void bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
           big = std::max(big, std::abs(double(wp(i))));
         }
         std::ostringstream detail;
-        for (const auto& s : mine.stages)
-          if (s.name != "keig::check_finite") detail << s.name.substr(6) << "=" << s.seconds << "s ";
+        detail << stage_seconds(mine);
         char buf[96];
         std::snprintf(buf, sizeof buf, "| max rel. eig diff %.2g", err);
         detail << buf;

@@ -121,6 +121,36 @@ struct SweepBlock {
   }
 };
 
+// Block (g, k) as one team sees it: every column's length and storage column
+// computed once into team scratch, then V(r, j) and tau_j without divisions.
+template <class T, class ExecSpace>
+struct TeamBlockColumns {
+  using IndexScratch = Kokkos::View<index_t*, typename ExecSpace::scratch_memory_space,
+                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Matrix<T, ExecSpace> reflectors;
+  index_t k, b;
+  IndexScratch lens, cols;
+
+  static size_t scratch_bytes(index_t sigma) { return 2 * IndexScratch::shmem_size(sigma); }
+
+  template <class Team>
+  KOKKOS_INLINE_FUNCTION TeamBlockColumns(const Team& team, const SweepBlock<T, ExecSpace>& blocks,
+                                          const typename SweepBlock<T, ExecSpace>::Shape& sh, index_t step)
+      : reflectors(blocks.reflectors), k(step), b(blocks.b), lens(team.team_scratch(0), blocks.sigma),
+        cols(team.team_scratch(0), blocks.sigma) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks.sigma),
+                         [&](const index_t j) { blocks.column(sh, k, j, lens(j), cols(j)); });
+    team.team_barrier();
+  }
+  // Rows of column j that can be nonzero: [j, end(j)).
+  KOKKOS_INLINE_FUNCTION index_t end(index_t j) const { return j + lens(j); }
+  KOKKOS_INLINE_FUNCTION T tau(index_t j) const { return lens(j) > 0 ? reflectors(k * b, cols(j)) : T(0); }
+  KOKKOS_INLINE_FUNCTION T v(index_t r, index_t j) const {  // unit entry at r = j
+    const index_t d = r - j;
+    return (d < 0 || d >= lens(j)) ? T(0) : (d == 0 ? T(1) : reflectors(k * b + d, cols(j)));
+  }
+};
+
 // The wave tau = 2 (groups - 1 - g) + k holds the blocks (g, k); slot i is
 // group g = g_hi - i.
 struct SweepWave {
@@ -147,8 +177,7 @@ void bt_sb2st_blocked(const ExecSpace& space, index_t b, const Matrix<T, ExecSpa
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  using IndexScratch = Kokkos::View<index_t*, typename ExecSpace::scratch_memory_space,
-                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Columns = detail::TeamBlockColumns<T, ExecSpace>;
   const index_t n = z.extent(0), m = z.extent(1);
   if (b < 1) throw InvalidArgument("b", "bt_sb2st: the half-bandwidth must be >= 1, got " + std::to_string(b));
   if (static_cast<index_t>(reflectors.extent(0)) < n || static_cast<index_t>(reflectors.extent(1)) < n)
@@ -159,7 +188,7 @@ void bt_sb2st_blocked(const ExecSpace& space, index_t b, const Matrix<T, ExecSpa
   constexpr index_t sigma = bt_sb2st_sweeps_per_block;
   constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
   const index_t tile = device ? 16 : 32;  // columns of Z per team
-  const size_t column_bytes = 2 * IndexScratch::shmem_size(sigma);
+  const size_t column_bytes = Columns::scratch_bytes(sigma);
   const index_t tiles = (m + tile - 1) / tile;
   const int team_size = device ? 256 : 1;
   const detail::SweepBlock<T, ExecSpace> blocks{reflectors, n, b, sigma};
@@ -181,21 +210,14 @@ void bt_sb2st_blocked(const ExecSpace& space, index_t b, const Matrix<T, ExecSpa
           if (!blocks.exists(g, k)) return;
           const auto sh = blocks.shape(g, k);
           Scratch u(team.team_scratch(0), sigma, 1);
-          IndexScratch lens(team.team_scratch(0), sigma), cols(team.team_scratch(0), sigma);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma),
-                               [&](const index_t j) { blocks.column(sh, k, j, lens(j), cols(j)); });
-          team.team_barrier();
-          auto v = [&](index_t r, index_t j) -> T {  // V(r, j): unit entry at r = j
-            const index_t d = r - j;
-            return (d < 0 || d >= lens(j)) ? T(0) : (d == 0 ? T(1) : blocks.reflectors(k * b + d, cols(j)));
-          };
+          const Columns V(team, blocks, sh, k);
           auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, slot); };
           for (index_t i = 0; i < sigma; ++i) {
-            const T ti = lens(i) > 0 ? blocks.reflectors(k * b, cols(i)) : T(0);
-            const index_t end = i + lens(i);
+            const T ti = V.tau(i);
+            const index_t end = V.end(i);
             Kokkos::parallel_for(Kokkos::TeamThreadRange(team, i), [&](const index_t l) {
               T acc = T(0);  // V(:, l)^H v_i over the rows where v_i lives
-              for (index_t r = i; r < end; ++r) acc += conjugate(v(r, l)) * v(r, i);
+              for (index_t r = i; r < end; ++r) acc += conjugate(V.v(r, l)) * V.v(r, i);
               u(l, 0) = acc;
             });
             team.team_barrier();
@@ -223,19 +245,11 @@ void bt_sb2st_blocked(const ExecSpace& space, index_t b, const Matrix<T, ExecSpa
           const auto sh = blocks.shape(g, k);
           const index_t cols = c0 + tile < m ? tile : m - c0;
           Scratch x(team.team_scratch(0), sigma, tile), y(team.team_scratch(0), sigma, tile);
-          IndexScratch lens(team.team_scratch(0), sigma), rcols(team.team_scratch(0), sigma);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma),
-                               [&](const index_t j) { blocks.column(sh, k, j, lens(j), rcols(j)); });
-          team.team_barrier();
-          auto v = [&](index_t r, index_t j) -> T {
-            const index_t d = r - j;
-            return (d < 0 || d >= lens(j)) ? T(0) : (d == 0 ? T(1) : blocks.reflectors(k * b + d, rcols(j)));
-          };
+          const Columns V(team, blocks, sh, k);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma * cols), [&](const index_t p) {
             const index_t j = p % sigma, c = p / sigma;
             T acc = T(0);
-            const index_t end = j + lens(j);
-            for (index_t r = j; r < end; ++r) acc += conjugate(v(r, j)) * z(sh.row0 + r, c0 + c);
+            for (index_t r = j; r < V.end(j); ++r) acc += conjugate(V.v(r, j)) * z(sh.row0 + r, c0 + c);
             x(j, c) = acc;
           });
           team.team_barrier();
@@ -250,7 +264,7 @@ void bt_sb2st_blocked(const ExecSpace& space, index_t b, const Matrix<T, ExecSpa
             const index_t r = p % sh.len, c = p / sh.len;
             T acc = T(0);
             const index_t jmax = r < sigma - 1 ? r : sigma - 1;
-            for (index_t j = 0; j <= jmax; ++j) acc += v(r, j) * y(j, c);
+            for (index_t j = 0; j <= jmax; ++j) acc += V.v(r, j) * y(j, c);
             z(sh.row0 + r, c0 + c) -= acc;
           });
         });
