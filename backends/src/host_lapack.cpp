@@ -10,6 +10,14 @@
 
 #include "host_common.hpp"
 
+// ?laed4 is a LAPACK computational auxiliary without a LAPACKE wrapper.
+extern "C" {
+void slaed4_(const int* n, const int* i, const float* d, const float* z, float* delta, const float* rho, float* dlam,
+             int* info);
+void dlaed4_(const int* n, const int* i, const double* d, const double* z, double* delta, const double* rho,
+             double* dlam, int* info);
+}
+
 namespace keig::backends::host {
 
 using detail::checked;
@@ -179,6 +187,25 @@ index_t stedc(Job job, index_t n, R* d, R* e, R* z, index_t ldz) {
 }
 
 template <class R>
+index_t steqr(index_t n, R* d, R* e, R* z, index_t ldz) {
+  detail::check_int_range("steqr", n);
+  lapack_int info;
+  if constexpr (std::is_same_v<R, float>) info = LAPACKE_ssteqr(CM, 'I', n, d, e, z, ldz);
+  else info = LAPACKE_dsteqr(CM, 'I', n, d, e, z, ldz);
+  return checked("steqr", info);
+}
+
+template <class R>
+index_t laed4(index_t k, index_t i, const R* d, const R* z, R* delta, R rho, R& root) {
+  detail::check_int_range("laed4", k);
+  const int kk = static_cast<int>(k), ii = static_cast<int>(i + 1);
+  int info = 0;
+  if constexpr (std::is_same_v<R, float>) slaed4_(&kk, &ii, d, z, delta, &rho, &root, &info);
+  else dlaed4_(&kk, &ii, d, z, delta, &rho, &root, &info);
+  return checked("laed4", info);
+}
+
+template <class R>
 index_t stebz_stein(Job job, const Range& range, index_t n, const R* d, const R* e, index_t& m, R* w, R* z,
                     index_t ldz) {
   detail::check_int_range("stebz", n);
@@ -260,7 +287,9 @@ KEIG_INSTANTIATE_HOST_LAPACK(Kokkos::complex<double>)
 #define KEIG_INSTANTIATE_HOST_TRIDIAGONAL(R)                                                                     \
   template index_t stedc<R>(Job, index_t, R*, R*, R*, index_t);                                                 \
   template index_t stebz_stein<R>(Job, const Range&, index_t, const R*, const R*, index_t&, R*, R*, index_t);    \
-  template index_t stemr<R>(Job, const Range&, index_t, R*, R*, index_t&, R*, R*, index_t);
+  template index_t stemr<R>(Job, const Range&, index_t, R*, R*, index_t&, R*, R*, index_t);                    \
+  template index_t steqr<R>(index_t, R*, R*, R*, index_t);                                                      \
+  template index_t laed4<R>(index_t, index_t, const R*, const R*, R*, R, R&);
 KEIG_INSTANTIATE_HOST_TRIDIAGONAL(float)
 KEIG_INSTANTIATE_HOST_TRIDIAGONAL(double)
 

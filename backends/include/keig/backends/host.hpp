@@ -32,6 +32,10 @@ void symv(Uplo uplo, index_t n, T alpha, const T* a, index_t lda, const T* x, T 
 template <class T>
 void gemm(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda, const T* b,
           index_t ldb, T beta, T* c, index_t ldc);
+// C_i = alpha op(A_i) op(B_i) + beta C_i for i < batch (host pointer arrays; a loop over gemm).
+template <class T>
+void gemm_batched(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* const* a, index_t lda,
+                  const T* const* b, index_t ldb, T beta, T* const* c, index_t ldc, index_t batch);
 template <class T>
 void symm(Side side, Uplo uplo, index_t m, index_t n, T alpha, const T* a, index_t lda, const T* b, index_t ldb,
           T beta, T* c, index_t ldc);
@@ -91,5 +95,16 @@ template <class R>
 template <class R>
 [[nodiscard]] index_t stemr(Job job, const Range& range, index_t n, R* d, R* e, index_t& m, R* w, R* z,
                             index_t ldz);
+// steqr: all pairs by implicit QL/QR, z = the eigenvectors of T (compz 'I').
+// Pure Givens work (no BLAS-3), so independent calls may run on concurrent
+// host threads: the leaves of keig's divide and conquer.
+template <class R>
+[[nodiscard]] index_t steqr(index_t n, R* d, R* e, R* z, index_t ldz);
+// laed4: root i (0-based) of the secular equation 1 + rho sum_j z_j^2 / (d_j - x) = 0,
+// with d strictly ascending, rho > 0 and k >= 1 terms; delta_j = d_j - root, computed
+// to high relative accuracy (what makes divide and conquer's vectors orthogonal).
+// Thread-safe; info > 0: no convergence.
+template <class R>
+[[nodiscard]] index_t laed4(index_t k, index_t i, const R* d, const R* z, R* delta, R rho, R& root);
 
 }  // namespace keig::backends::host

@@ -1,0 +1,458 @@
+// stages/stedc: all eigenpairs of a real symmetric tridiagonal T by divide and
+// conquer (Cuppen's tearing; Gu & Eisenstat's recomputed z for orthogonal
+// vectors; LAPACK ?stedc / ?laed0-3 is the reference design), with the
+// eigenvector matrix kept on the execution space. The O(n^3) part, the merge
+// products Q <- Q S, runs as gemm where Q lives; the host does only O(n)-sized
+// bookkeeping per merge (deflation, secular roots with ?laed4) and the
+// leaves (?steqr on concurrent host threads). Only d, e and per merge a few
+// O(m) vectors cross between host and device; S (k x k) is built on the
+// device from the roots, one column panel at a time. Seed 002 §4.2 names
+// the tridiagonal solver as the stage that must follow the reduction onto
+// the accelerator.
+//
+// A merge of the halves T1 (n1) and T2 (n2) of a block, torn at beta = e(n1 - 1):
+//   T = diag(T1 - |beta| e_last e_last^T, T2 - |beta| e_1 e_1^T) + |beta| v v^T,
+//   v = [e_last; sign(beta) e_1], so with T_i = Q_i D_i Q_i^T
+//   T = Q (D + rho z z^T) Q^T,  z = Q^T v / sqrt(2),  rho = 2 |beta|.
+// Deflation (z_j ~ 0, or two poles closer than tol after a Givens rotation)
+// leaves k non-deflated poles; the eigenvectors of D + rho z z^T for those are
+// S(:, j) = w ./ (dlambda - lambda_j) / norm, with w recomputed from the roots
+// (Loewner), so the new vectors are Q_K S.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "keig/backends/blas.hpp"
+#include "keig/backends/host.hpp"
+#include "keig/errors.hpp"
+#include "keig/views/compat.hpp"
+#include "keig/views/workspace.hpp"
+
+namespace keig::stages {
+
+struct StedcTuning {
+  index_t leaf = 64;    // largest block solved directly (host steqr)
+  index_t panel = 512;  // columns of S built and multiplied per gemm
+};
+
+// R entries of the caller's workspace for n: an n x n matrix for the gathered
+// columns and an n x panel block of S.
+template <class R>
+std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
+  return static_cast<std::size_t>(n) * static_cast<std::size_t>(n + std::min(tuning.panel, std::max<index_t>(n, 1)));
+}
+
+namespace detail {
+
+// Per-merge host plan: what the device must do to a block's columns.
+template <class R>
+struct MergePlan {
+  index_t k = 0;                        // non-deflated poles
+  index_t c1 = 0, c2 = 0, c3 = 0;       // of which: top-only, dense, bottom-only columns
+  R rho = 0;
+  std::vector<index_t> rot_p, rot_q;    // Givens rotations on storage columns, in order
+  std::vector<R> rot_c, rot_s;
+  std::vector<index_t> gather;          // m storage columns: non-deflated in type order, then deflated ascending
+  std::vector<R> dlambda, zw;           // non-deflated poles (ascending) and their z
+  std::vector<index_t> row_of_pole;     // pole index of each S row (type order)
+  std::vector<R> deflated_values;       // ascending
+};
+
+// Deflation (the ?laed2 tests): z_j negligible, or two poles so close that a
+// rotation in their plane zeroes one z entry. d and z are in sorted-within-
+// half order with storage columns col; on return the plan lists the
+// rotations, the surviving poles and the gather order.
+template <class R>
+MergePlan<R> plan_merge(index_t n1, std::vector<R>& d, std::vector<R>& z, const std::vector<index_t>& col, R beta) {
+  const index_t m = static_cast<index_t>(d.size());
+  MergePlan<R> plan;
+  if (beta < 0)
+    for (index_t j = n1; j < m; ++j) z[j] = -z[j];
+  const R inv_sqrt2 = R(1) / std::sqrt(R(2));
+  for (auto& v : z) v *= inv_sqrt2;
+  plan.rho = 2 * std::abs(beta);
+  std::vector<index_t> order(m);
+  std::iota(order.begin(), order.end(), index_t(0));
+  std::inplace_merge(order.begin(), order.begin() + n1, order.end(),
+                     [&](index_t a, index_t b) { return d[a] < d[b]; });
+  R dmax = 0, zmax = 0;
+  for (index_t j = 0; j < m; ++j) {
+    dmax = std::max(dmax, std::abs(d[j]));
+    zmax = std::max(zmax, std::abs(z[j]));
+  }
+  const R eps = std::numeric_limits<R>::epsilon() / 2;
+  const R tol = 8 * eps * std::max(dmax, zmax);
+  std::vector<int> type(m);
+  for (index_t j = 0; j < m; ++j) type[j] = j < n1 ? 1 : 3;
+  std::vector<index_t> kept, deflated;
+  if (plan.rho * zmax <= tol) {
+    deflated = order;  // the coupling is negligible: T is already diagonal in Q
+  } else {
+    index_t pj = -1;
+    for (index_t j : order) {
+      if (plan.rho * std::abs(z[j]) <= tol) {
+        deflated.push_back(j);
+        continue;
+      }
+      if (pj < 0) {
+        pj = j;
+        continue;
+      }
+      R s = z[pj], c = z[j];
+      const R tau = std::hypot(c, s);
+      const R t = d[j] - d[pj];
+      c /= tau;
+      s = -s / tau;
+      if (std::abs(t * c * s) <= tol) {
+        // Rotate columns pj, j: z[pj] -> 0, so pj deflates with a value
+        // between the two poles; j carries both halves if they differ.
+        z[j] = tau;
+        z[pj] = 0;
+        if (type[pj] != type[j]) type[j] = 2;
+        type[pj] = 4;
+        plan.rot_p.push_back(col[pj]);
+        plan.rot_q.push_back(col[j]);
+        plan.rot_c.push_back(c);
+        plan.rot_s.push_back(s);
+        const R dp = d[pj] * c * c + d[j] * s * s;
+        d[j] = d[pj] * s * s + d[j] * c * c;
+        d[pj] = dp;
+        deflated.push_back(pj);
+        pj = j;
+      } else {
+        kept.push_back(pj);
+        pj = j;
+      }
+    }
+    if (pj >= 0) kept.push_back(pj);
+  }
+  std::stable_sort(deflated.begin(), deflated.end(), [&](index_t a, index_t b) { return d[a] < d[b]; });
+  plan.k = static_cast<index_t>(kept.size());
+  for (index_t i = 0; i < plan.k; ++i) {
+    plan.dlambda.push_back(d[kept[i]]);
+    plan.zw.push_back(z[kept[i]]);
+  }
+  // S rows (and gathered columns) grouped by type: 1 (rows of T1 only),
+  // 2 (dense), 3 (rows of T2 only), so each half is one gemm.
+  for (int t = 1; t <= 3; ++t)
+    for (index_t i = 0; i < plan.k; ++i)
+      if (type[kept[i]] == t) {
+        plan.row_of_pole.push_back(i);
+        plan.gather.push_back(col[kept[i]]);
+        (t == 1 ? plan.c1 : t == 2 ? plan.c2 : plan.c3) += 1;
+      }
+  for (index_t j : deflated) {
+    plan.gather.push_back(col[j]);
+    plan.deflated_values.push_back(d[j]);
+  }
+  return plan;
+}
+
+}  // namespace detail
+
+// On entry d (n) and e (n - 1) hold T on the host; on return d holds the
+// eigenvalues ascending and q (n x n, execution space) the eigenvectors.
+// e is destroyed. work: stedc_workspace_size<R>(n, tuning) entries in the
+// execution space's memory. Blocks the calling thread (host steps).
+template <class R, class ExecSpace>
+void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, const HostVector<R>& e,
+           const Matrix<R, ExecSpace>& q, const Vector<R, ExecSpace>& work, const StedcTuning& tuning = {}) {
+  using Mem = memory_space_of<ExecSpace>;
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  const ExecSpace& space = ctx.space();
+  const index_t n = d.extent(0);
+  if (static_cast<index_t>(e.extent(0)) < n - 1) throw InvalidArgument("e", "needs n - 1 entries");
+  if (static_cast<index_t>(q.extent(0)) != n || static_cast<index_t>(q.extent(1)) != n)
+    throw InvalidArgument("Z", "the tridiagonal eigenvectors need an n x n matrix, n = " + std::to_string(n));
+  if (work.extent(0) < stedc_workspace_size<R>(n, tuning))
+    throw InvalidArgument("work", "needs stedc_workspace_size(n) = " + std::to_string(stedc_workspace_size<R>(n, tuning)) +
+                                      " entries, has " + std::to_string(work.extent(0)));
+  if (tuning.leaf < 1 || tuning.panel < 1) throw InvalidArgument("tuning", "leaf and panel must be positive");
+  if (n == 0) return;
+  Kokkos::deep_copy(space, q, R(0));
+  // Scale to max |T| = 1 (as ?stedc) so deflation tolerances are absolute.
+  R scale = 0;
+  for (index_t i = 0; i < n; ++i) {
+    if (!std::isfinite(d(i)) || (i + 1 < n && !std::isfinite(e(i))))
+      throw InvalidArgument(std::isfinite(d(i)) ? "e" : "d", "non-finite entry at index " + std::to_string(i));
+    scale = std::max(scale, std::abs(d(i)));
+    if (i + 1 < n) scale = std::max(scale, std::abs(e(i)));
+  }
+  if (scale == 0) {
+    Kokkos::parallel_for("keig::stedc::identity", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+                         KOKKOS_LAMBDA(const index_t i) { q(i, i) = R(1); });
+    space.fence();
+    return;
+  }
+  for (index_t i = 0; i < n; ++i) d(i) /= scale;
+  for (index_t i = 0; i + 1 < n; ++i) e(i) /= scale;
+
+  const index_t panel = std::min(tuning.panel, n);
+  Matrix<R, ExecSpace> gathered(work.data(), n, n);
+  Matrix<R, ExecSpace> s_panel_all(work.data() + static_cast<std::size_t>(n) * n, n, panel);
+
+  // Sorted eigenvalues of each finished block and the storage column of each.
+  std::vector<R> ev(n);
+  std::vector<index_t> col(n);
+
+  // Blocks: halve [lo, lo + m) until m <= leaf; leaves in order.
+  struct Block {
+    index_t lo, m;
+  };
+  std::vector<Block> leaves;
+  std::vector<Block> merges;  // post-order: children before parents
+  auto divide = [&](auto&& self, index_t lo, index_t m) -> void {
+    if (m <= tuning.leaf) {
+      leaves.push_back({lo, m});
+      return;
+    }
+    const index_t n1 = m / 2;
+    self(self, lo, n1);
+    self(self, lo + n1, m - n1);
+    merges.push_back({lo, m});
+  };
+  divide(divide, 0, n);
+
+  // Leaves: ends adjusted by the tears (T_i - |beta| e e^T), solved by steqr
+  // on concurrent host threads, packed side by side and scattered on the device.
+  {
+    const index_t width = std::min(tuning.leaf, n);
+    HostMatrix<R> packed_h("keig::stedc::leaves", width, n);
+    std::vector<index_t> info(leaves.size(), 0);
+    Kokkos::parallel_for(
+        "keig::stedc::leaves", Kokkos::RangePolicy<Host>(0, static_cast<index_t>(leaves.size())), [&](const index_t b) {
+          const index_t lo = leaves[b].lo, m = leaves[b].m;
+          std::vector<R> dl(d.data() + lo, d.data() + lo + m), el(m > 1 ? m - 1 : 1, R(0));
+          for (index_t i = 0; i + 1 < m; ++i) el[i] = e(lo + i);
+          if (lo > 0) dl[0] -= std::abs(e(lo - 1));
+          if (lo + m < n) dl[m - 1] -= std::abs(e(lo + m - 1));
+          info[b] = backends::host::steqr<R>(m, dl.data(), el.data(), &packed_h(0, lo), width);
+          for (index_t i = 0; i < m; ++i) {
+            ev[lo + i] = dl[i];
+            col[lo + i] = lo + i;
+          }
+        });
+    for (std::size_t b = 0; b < leaves.size(); ++b)
+      if (info[b] > 0) throw ConvergenceFailure("steqr", info[b]);
+    std::vector<index_t> leaf_lo_h(n);
+    for (const auto& b : leaves)
+      for (index_t j = b.lo; j < b.lo + b.m; ++j) leaf_lo_h[j] = b.lo;
+    auto leaf_lo = allocate_vector<index_t>(space, "keig::stedc::leaf_lo", n);
+    auto packed = Matrix<R, ExecSpace>(work.data(), width, n);
+    Kokkos::deep_copy(space, Kokkos::View<R**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                 packed.data(), width, n),
+                      packed_h);
+    Kokkos::deep_copy(space, leaf_lo, Kokkos::View<index_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                          leaf_lo_h.data(), n));
+    std::vector<index_t> leaf_m_h(n);
+    for (const auto& b : leaves)
+      for (index_t j = b.lo; j < b.lo + b.m; ++j) leaf_m_h[j] = b.m;
+    auto leaf_m = allocate_vector<index_t>(space, "keig::stedc::leaf_m", n);
+    Kokkos::deep_copy(space, leaf_m, Kokkos::View<index_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                         leaf_m_h.data(), n));
+    Kokkos::parallel_for(
+        "keig::stedc::scatter_leaves", Policy2(space, {0, 0}, {width, n}),
+        KOKKOS_LAMBDA(const index_t i, const index_t j) {
+          if (i < leaf_m(j)) q(leaf_lo(j) + i, j) = packed(i, j);
+        });
+    space.fence();  // the host buffers above must outlive the copies
+  }
+
+  // Per-merge device buffers (O(n)) and their host mirrors.
+  auto z_rows = allocate_vector<R>(space, "keig::stedc::z_rows", n);
+  auto dlambda = allocate_vector<R>(space, "keig::stedc::dlambda", n);
+  auto zw = allocate_vector<R>(space, "keig::stedc::z", n);
+  auto tau = allocate_vector<R>(space, "keig::stedc::tau", n);
+  auto west = allocate_vector<R>(space, "keig::stedc::w", n);
+  auto norm = allocate_vector<R>(space, "keig::stedc::norm", n);
+  auto rot_c = allocate_vector<R>(space, "keig::stedc::rot_c", n);
+  auto rot_s = allocate_vector<R>(space, "keig::stedc::rot_s", n);
+  auto origin = allocate_vector<index_t>(space, "keig::stedc::origin", n);
+  auto row_pole = allocate_vector<index_t>(space, "keig::stedc::row_pole", n);
+  auto gather = allocate_vector<index_t>(space, "keig::stedc::gather", n);
+  auto rot_p = allocate_vector<index_t>(space, "keig::stedc::rot_p", n);
+  auto rot_q = allocate_vector<index_t>(space, "keig::stedc::rot_q", n);
+  auto z_rows_h = Kokkos::create_mirror_view(z_rows);
+  auto to_device = [&](const auto& dst, const auto& src) {
+    using V = typename std::decay_t<decltype(src)>::value_type;
+    const index_t len = static_cast<index_t>(src.size());
+    if (len == 0) return;
+    Kokkos::View<const V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(src.data(), len);
+    Kokkos::deep_copy(space, Kokkos::subview(dst, std::make_pair(index_t(0), len)), h);
+  };
+
+  for (const auto& blk : merges) {
+    const index_t lo = blk.lo, m = blk.m, n1 = m / 2;
+    // z = [last row of Q1; first row of Q2] in storage order.
+    Kokkos::parallel_for(
+        "keig::stedc::z_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, m), KOKKOS_LAMBDA(const index_t c) {
+          z_rows(c) = q(c < n1 ? lo + n1 - 1 : lo + n1, lo + c);
+        });
+    Kokkos::deep_copy(space, z_rows_h, z_rows);
+    space.fence();
+    std::vector<R> dd(m), zz(m);
+    std::vector<index_t> cc(m);
+    for (index_t p = 0; p < m; ++p) {
+      dd[p] = ev[lo + p];
+      cc[p] = col[lo + p];
+      zz[p] = z_rows_h(cc[p] - lo);
+    }
+    auto plan = detail::plan_merge<R>(n1, dd, zz, cc, e(lo + n1 - 1));
+    const index_t k = plan.k;
+    std::vector<R> lambda(k);
+    if (k > 0) {
+      // Secular roots on host threads; keep, per root, its nearer pole
+      // (origin) and the offset tau from it: then dlambda_i - lambda_j =
+      // (dlambda_i - dlambda_origin) - tau_j keeps its relative accuracy when
+      // rebuilt on the device (as inside ?laed4).
+      std::vector<R> tau_h(k, R(0)), s_small;
+      std::vector<index_t> origin_h(k, 0);
+      if (k <= 2) {
+        // Tiny S built on the host: the identity for k = 1; for k = 2 ?laed4
+        // (through ?laed5) returns the normalized eigenvector itself.
+        s_small.assign(k * k, R(1));
+        if (k == 1) lambda[0] = plan.dlambda[0] + plan.rho * plan.zw[0] * plan.zw[0];
+        for (index_t j = 0; k == 2 && j < 2; ++j) {
+          const index_t info = backends::host::laed4<R>(2, j, plan.dlambda.data(), plan.zw.data(), &s_small[2 * j],
+                                                        plan.rho, lambda[j]);
+          if (info > 0) throw ConvergenceFailure("laed4", info);
+        }
+      } else {
+        std::vector<index_t> info(k, 0);
+        Kokkos::parallel_for("keig::stedc::secular", Kokkos::RangePolicy<Host>(0, k), [&](const index_t j) {
+          std::vector<R> delta(k);
+          info[j] = backends::host::laed4<R>(k, j, plan.dlambda.data(), plan.zw.data(), delta.data(), plan.rho,
+                                             lambda[j]);
+          const index_t o = (j + 1 < k && std::abs(delta[j + 1]) < std::abs(delta[j])) ? j + 1 : j;
+          origin_h[j] = o;
+          tau_h[j] = -delta[o];
+        });
+        for (index_t j = 0; j < k; ++j)
+          if (info[j] > 0) throw ConvergenceFailure("laed4", info[j]);
+      }
+      to_device(rot_p, plan.rot_p);
+      to_device(rot_q, plan.rot_q);
+      to_device(rot_c, plan.rot_c);
+      to_device(rot_s, plan.rot_s);
+      to_device(gather, plan.gather);
+      to_device(dlambda, plan.dlambda);
+      to_device(zw, plan.zw);
+      to_device(tau, tau_h);
+      to_device(origin, origin_h);
+      to_device(row_pole, plan.row_of_pole);
+      const index_t nrot = static_cast<index_t>(plan.rot_p.size());
+      if (nrot > 0)
+        Kokkos::parallel_for(
+            "keig::stedc::rotations", Kokkos::RangePolicy<ExecSpace>(space, lo, lo + m), KOKKOS_LAMBDA(const index_t i) {
+              for (index_t r = 0; r < nrot; ++r) {
+                const R x = q(i, rot_p(r)), y = q(i, rot_q(r));
+                q(i, rot_p(r)) = rot_c(r) * x + rot_s(r) * y;
+                q(i, rot_q(r)) = rot_c(r) * y - rot_s(r) * x;
+              }
+            });
+      Kokkos::parallel_for(
+          "keig::stedc::gather", Policy2(space, {0, 0}, {m, m}),
+          KOKKOS_LAMBDA(const index_t i, const index_t c) { gathered(lo + i, lo + c) = q(lo + i, gather(c)); });
+      const index_t c1 = plan.c1, c12 = plan.c1 + plan.c2, c23 = plan.c2 + plan.c3;
+      // Only the deflated columns return unchanged; the first k are rebuilt by gemm.
+      Kokkos::parallel_for(
+          "keig::stedc::keep_deflated", Policy2(space, {0, k}, {m, m}),
+          KOKKOS_LAMBDA(const index_t i, const index_t c) { q(lo + i, lo + c) = gathered(lo + i, lo + c); });
+      if (k >= 3) {
+        // Loewner: w_i = sign(z_i) sqrt(-prod_j (dlambda_i - lambda_j) / prod_{j != i} (dlambda_i - dlambda_j)),
+        // the z for which the computed roots are exact (Gu & Eisenstat).
+        Kokkos::parallel_for(
+            "keig::stedc::loewner", Kokkos::RangePolicy<ExecSpace>(space, 0, k), KOKKOS_LAMBDA(const index_t i) {
+              const R di = dlambda(i);
+              R prod = (di - dlambda(origin(i))) - tau(i);
+              for (index_t j = 0; j < k; ++j)
+                if (j != i) prod *= ((di - dlambda(origin(j))) - tau(j)) / (di - dlambda(j));
+              const R mag = compat::sqrt(prod < R(0) ? -prod : R(0));
+              west(i) = zw(i) < R(0) ? -mag : mag;
+            });
+        Kokkos::parallel_for(
+            "keig::stedc::column_norms", Kokkos::RangePolicy<ExecSpace>(space, 0, k), KOKKOS_LAMBDA(const index_t j) {
+              const R dj = dlambda(origin(j)), tj = tau(j);
+              R sum = 0;
+              for (index_t i = 0; i < k; ++i) {
+                const R v = west(i) / ((dlambda(i) - dj) - tj);
+                sum += v * v;
+              }
+              norm(j) = compat::sqrt(sum);
+            });
+      }
+      HostMatrix<R> s_small_h;
+      if (k <= 2) {
+        s_small_h = HostMatrix<R>("keig::stedc::S_small", k, k);
+        for (index_t j = 0; j < k; ++j)
+          for (index_t r = 0; r < k; ++r) s_small_h(r, j) = s_small[plan.row_of_pole[r] + k * j];
+      }
+      for (index_t j0 = 0; j0 < k; j0 += panel) {
+        const index_t nb = std::min(panel, k - j0);
+        Matrix<R, ExecSpace> s(s_panel_all.data(), k, nb);
+        if (k <= 2) {
+          Kokkos::deep_copy(space, Kokkos::View<R**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                       s.data(), k, k),
+                            s_small_h);
+        } else {
+          Kokkos::parallel_for(
+              "keig::stedc::secular_vectors", Policy2(space, {0, 0}, {k, nb}),
+              KOKKOS_LAMBDA(const index_t r, const index_t jj) {
+                const index_t i = row_pole(r), j = j0 + jj;
+                s(r, jj) = west(i) / ((dlambda(i) - dlambda(origin(j))) - tau(j)) / norm(j);
+              });
+        }
+        auto out = Kokkos::subview(q, std::make_pair(lo, lo + m), std::make_pair(lo + j0, lo + j0 + nb));
+        auto top = Kokkos::subview(out, std::make_pair(index_t(0), n1), Kokkos::ALL());
+        auto bottom = Kokkos::subview(out, std::make_pair(n1, m), Kokkos::ALL());
+        if (c12 > 0)
+          backends::gemm<R>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, R(1),
+                            Kokkos::subview(gathered, std::make_pair(lo, lo + n1), std::make_pair(lo, lo + c12)),
+                            Kokkos::subview(s, std::make_pair(index_t(0), c12), Kokkos::ALL()), R(0), top);
+        else
+          Kokkos::deep_copy(space, top, R(0));
+        if (c23 > 0)
+          backends::gemm<R>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, R(1),
+                            Kokkos::subview(gathered, std::make_pair(lo + n1, lo + m), std::make_pair(lo + c1, lo + k)),
+                            Kokkos::subview(s, std::make_pair(c1, k), Kokkos::ALL()), R(0), bottom);
+        else
+          Kokkos::deep_copy(space, bottom, R(0));
+      }
+      space.fence();  // host plan buffers and the small S outlive the copies
+    }
+    // The block's columns now hold: lambda (first k, ascending), then the
+    // deflated values (ascending). Its sorted order merges the two lists.
+    std::vector<R> values(m);
+    for (index_t c = 0; c < k; ++c) values[c] = lambda[c];
+    for (index_t t = 0; t < m - k; ++t) values[k + t] = plan.deflated_values[t];
+    std::vector<index_t> pos(m);
+    std::iota(pos.begin(), pos.end(), index_t(0));
+    std::inplace_merge(pos.begin(), pos.begin() + k, pos.end(),
+                       [&](index_t a, index_t b) { return values[a] < values[b]; });
+    for (index_t p = 0; p < m; ++p) {
+      ev[lo + p] = values[pos[p]];
+      col[lo + p] = k > 0 ? lo + pos[p] : plan.gather[pos[p]];
+    }
+  }
+
+  // Columns to ascending order, eigenvalues unscaled.
+  std::vector<index_t> final_col(col.begin(), col.end());
+  to_device(gather, final_col);
+  Kokkos::parallel_for(
+      "keig::stedc::sort_columns", Policy2(space, {0, 0}, {n, n}),
+      KOKKOS_LAMBDA(const index_t i, const index_t c) { gathered(i, c) = q(i, gather(c)); });
+  Kokkos::parallel_for(
+      "keig::stedc::copy_back", Policy2(space, {0, 0}, {n, n}),
+      KOKKOS_LAMBDA(const index_t i, const index_t c) { q(i, c) = gathered(i, c); });
+  for (index_t i = 0; i < n; ++i) d(i) = ev[i] * scale;
+  space.fence();
+}
+
+}  // namespace keig::stages

@@ -1,0 +1,177 @@
+// stages/stedc on the backend under test: divide and conquer for the
+// tridiagonal eigenproblem with device merges. Checked against LAPACK ?stedc
+// (eigenvalues) and on its own terms (||T Q - Q diag(w)||, ||Q^T Q - I||),
+// on matrices that exercise every deflation path: none, z_j negligible,
+// close poles (rotations, Wilkinson), everything (decoupled blocks).
+#include <cmath>
+#include <random>
+
+#include "keig/stages/stedc.hpp"
+#include "support.hpp"
+
+namespace keig::test {
+namespace {
+
+template <class R>
+struct Tridiagonal {
+  std::vector<R> d, e;
+};
+
+template <class R>
+Tridiagonal<R> random_tridiagonal(index_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  Tridiagonal<R> t{std::vector<R>(n), std::vector<R>(n > 0 ? n - 1 : 0)};
+  for (auto& x : t.d) x = R(u(rng));
+  for (auto& x : t.e) x = R(u(rng));
+  return t;
+}
+
+// Wilkinson's W_n+: d = |i - (n-1)/2|, e = 1; its top eigenvalues come in
+// pairs that agree to many digits, so merges deflate them by rotations.
+template <class R>
+Tridiagonal<R> wilkinson(index_t n) {
+  Tridiagonal<R> t{std::vector<R>(n), std::vector<R>(n - 1, R(1))};
+  for (index_t i = 0; i < n; ++i) t.d[i] = R(std::abs(double(i) - double(n - 1) / 2));
+  return t;
+}
+
+struct Errors {
+  double eigenvalues, residual, orthogonality;
+};
+
+// Runs stages::stedc on the space under test and measures it.
+template <class R>
+Errors run_stedc(const Tridiagonal<R>& t, index_t leaf, index_t panel) {
+  const index_t n = static_cast<index_t>(t.d.size());
+  HostVector<R> d("d", n), e("e", n > 0 ? n - 1 : 0);
+  for (index_t i = 0; i < n; ++i) d(i) = t.d[i];
+  for (index_t i = 0; i + 1 < n; ++i) e(i) = t.e[i];
+  SpaceMatrix<R> q("q", n, n);
+  stages::StedcTuning tuning;
+  tuning.leaf = leaf;
+  tuning.panel = panel;
+  SpaceVector<R> work("work", stages::stedc_workspace_size<R>(n, tuning));
+  backends::Context<Space> ctx{Space()};
+  stages::stedc<R, Space>(ctx, d, e, q, work, tuning);
+  const auto qh = to_host(q);
+
+  // Reference eigenvalues: LAPACK ?stedc on the host.
+  std::vector<R> dr(t.d), er(t.e);
+  HostMatrix<R> unused("unused", 1, 1);
+  EXPECT_EQ(backends::host::stedc<R>(backends::Job::ValuesOnly, n, dr.data(), er.data(), unused.data(), 1), 0);
+  double tnorm = 0;
+  for (index_t i = 0; i < n; ++i)
+    tnorm = std::max(tnorm, std::abs(double(t.d[i])) + (i > 0 ? std::abs(double(t.e[i - 1])) : 0.0) +
+                                (i + 1 < n ? std::abs(double(t.e[i])) : 0.0));
+  const double eps = double(std::numeric_limits<R>::epsilon()) / 2, scale = std::max<index_t>(n, 1) * eps;
+  Errors err{0, 0, 0};
+  for (index_t i = 0; i < n; ++i) {
+    err.eigenvalues = std::max(err.eigenvalues, std::abs(double(d(i)) - double(dr[i])) / (scale * std::max(tnorm, 1e-300)));
+    if (i > 0) EXPECT_LE(d(i - 1), d(i)) << "eigenvalues not ascending at " << i;
+  }
+  double res = 0, orth = 0;
+  for (index_t j = 0; j < n; ++j) {
+    for (index_t i = 0; i < n; ++i) {
+      double tq = double(t.d[i]) * qh(i, j);
+      if (i > 0) tq += double(t.e[i - 1]) * qh(i - 1, j);
+      if (i + 1 < n) tq += double(t.e[i]) * qh(i + 1, j);
+      res = std::max(res, std::abs(tq - double(d(j)) * qh(i, j)));
+    }
+    for (index_t l = 0; l <= j; ++l) {
+      double dot = 0;
+      for (index_t i = 0; i < n; ++i) dot += double(qh(i, l)) * qh(i, j);
+      orth = std::max(orth, std::abs(dot - (l == j ? 1.0 : 0.0)));
+    }
+  }
+  err.residual = res / (scale * std::max(tnorm, 1e-300));
+  err.orthogonality = orth / scale;
+  return err;
+}
+
+template <class R>
+void expect_accurate(const Tridiagonal<R>& t, index_t leaf, index_t panel, const std::string& what) {
+  const Errors err = run_stedc(t, leaf, panel);
+  // LAPACK's own bounds are O(n eps ||T||); these are a few units of n eps.
+  EXPECT_LE(err.eigenvalues, 2.0) << what;
+  EXPECT_LE(err.residual, 4.0) << what;
+  EXPECT_LE(err.orthogonality, 4.0) << what;
+}
+
+template <class R>
+class Stedc : public ::testing::Test {};
+using Reals = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Stedc, Reals);
+
+TYPED_TEST(Stedc, RandomTridiagonalsAcrossLeafAndPanelSizes) {
+  using R = TypeParam;
+  std::mt19937_64 rng(7);
+  for (index_t n : {0, 1, 2, 3, 5, 64, 65, 130, 301})
+    for (index_t leaf : {1, 4, 16, 64})
+      for (index_t panel : {3, 512}) {
+        const auto t = random_tridiagonal<R>(n, rng);
+        expect_accurate(t, leaf, panel, "random n=" + std::to_string(n) + " leaf=" + std::to_string(leaf) +
+                                            " panel=" + std::to_string(panel));
+      }
+}
+
+TYPED_TEST(Stedc, DeflationPaths) {
+  using R = TypeParam;
+  // Rotations: Wilkinson's close pairs, alone and glued by tiny couplings.
+  expect_accurate(wilkinson<R>(21), 4, 512, "W21+");
+  expect_accurate(wilkinson<R>(201), 8, 7, "W201+");
+  auto glued = wilkinson<R>(21);
+  for (int copy = 0; copy < 5; ++copy) {
+    const auto w = wilkinson<R>(21);
+    glued.e.push_back(R(1e-7));
+    glued.d.insert(glued.d.end(), w.d.begin(), w.d.end());
+    glued.e.insert(glued.e.end(), w.e.begin(), w.e.end());
+  }
+  expect_accurate(glued, 8, 512, "glued W21+ x6");
+  // Everything deflates: decoupled blocks (e = 0 at every tear) and a diagonal matrix.
+  std::mt19937_64 rng(11);
+  auto blocks = random_tridiagonal<R>(96, rng);
+  for (index_t i = 7; i < 95; i += 8) blocks.e[i] = 0;
+  expect_accurate(blocks, 8, 512, "decoupled blocks");
+  Tridiagonal<R> diagonal{std::vector<R>(50), std::vector<R>(49, R(0))};
+  for (index_t i = 0; i < 50; ++i) diagonal.d[i] = R((i * 37) % 50) - R(20);
+  expect_accurate(diagonal, 4, 512, "diagonal");
+  // Many equal eigenvalues: the (1, 2, 1) Toeplitz matrix repeated with tiny glue.
+  Tridiagonal<R> repeated{std::vector<R>(120, R(2)), std::vector<R>(119, R(1))};
+  for (index_t i = 9; i < 119; i += 10) repeated.e[i] = R(1e-30);
+  expect_accurate(repeated, 8, 512, "repeated spectrum");
+  // Known spectrum 2 - 2 cos(k pi / (n + 1)) and extreme scaling.
+  Tridiagonal<R> laplace{std::vector<R>(150, R(2)), std::vector<R>(149, R(-1))};
+  expect_accurate(laplace, 16, 512, "1D Laplacian");
+  for (double s : {1e-30, 1e30}) {
+    auto scaled = random_tridiagonal<R>(90, rng);
+    for (auto& x : scaled.d) x *= R(s);
+    for (auto& x : scaled.e) x *= R(s);
+    expect_accurate(scaled, 8, 512, "scaled by " + std::to_string(s));
+  }
+  Tridiagonal<R> zero{std::vector<R>(10, R(0)), std::vector<R>(9, R(0))};
+  expect_accurate(zero, 4, 512, "zero matrix");
+}
+
+TYPED_TEST(Stedc, BadArgumentsAreNamed) {
+  using R = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  const index_t n = 10;
+  HostVector<R> d("d", n), e("e", n - 1);
+  SpaceMatrix<R> q("q", n, n), small_q("q", n, n - 1);
+  SpaceVector<R> work("work", stages::stedc_workspace_size<R>(n)), short_work("work", 3);
+  auto message = [&](auto&& call) {
+    try {
+      call();
+    } catch (const InvalidArgument& ex) {
+      return std::string(ex.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_NE(message([&] { stages::stedc<R, Space>(ctx, d, e, small_q, work); }).find("Z"), std::string::npos);
+  EXPECT_NE(message([&] { stages::stedc<R, Space>(ctx, d, e, q, short_work); }).find("work"), std::string::npos);
+  d(3) = std::numeric_limits<R>::quiet_NaN();
+  EXPECT_NE(message([&] { stages::stedc<R, Space>(ctx, d, e, q, work); }).find("non-finite"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace keig::test
