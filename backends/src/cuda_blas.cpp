@@ -67,6 +67,32 @@ void gemm(const CudaContext& ctx, Op ta, Op tb, index_t m, index_t n, index_t k,
 }
 
 template <class T>
+void gemm_batched(const CudaContext& ctx, Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* const* a,
+                  index_t lda, const T* const* b, index_t ldb, T beta, T* const* c, index_t ldc, index_t batch) {
+  constexpr bool cx = is_complex_v<T>;
+  using V = detail::vendor_t<T>;
+  auto h = ctx.blas();
+  const auto A = op(ta, cx), B = op(tb, cx);
+  const auto* va = reinterpret_cast<const V* const*>(a);
+  const auto* vb = reinterpret_cast<const V* const*>(b);
+  auto* vc = reinterpret_cast<V* const*>(c);
+  const auto* al = reinterpret_cast<const V*>(&alpha);
+  const auto* be = reinterpret_cast<const V*>(&beta);
+  if constexpr (std::is_same_v<T, float>)
+    check_cublas("cublasSgemmBatched",
+                 cublasSgemmBatched_64(h, A, B, m, n, k, al, va, lda, vb, ldb, be, vc, ldc, batch));
+  else if constexpr (std::is_same_v<T, double>)
+    check_cublas("cublasDgemmBatched",
+                 cublasDgemmBatched_64(h, A, B, m, n, k, al, va, lda, vb, ldb, be, vc, ldc, batch));
+  else if constexpr (std::is_same_v<T, Kokkos::complex<float>>)
+    check_cublas("cublasCgemmBatched",
+                 cublasCgemmBatched_64(h, A, B, m, n, k, al, va, lda, vb, ldb, be, vc, ldc, batch));
+  else
+    check_cublas("cublasZgemmBatched",
+                 cublasZgemmBatched_64(h, A, B, m, n, k, al, va, lda, vb, ldb, be, vc, ldc, batch));
+}
+
+template <class T>
 void symm(const CudaContext& ctx, Side side, Uplo uplo, index_t m, index_t n, T alpha, const T* a, index_t lda,
           const T* b, index_t ldb, T beta, T* c, index_t ldc) {
   auto h = ctx.blas();
@@ -146,6 +172,8 @@ void trmm(const CudaContext& ctx, Side side, Uplo uplo, Op ta, Diag diag, index_
   template void symv<T>(const CudaContext&, Uplo, index_t, T, const T*, index_t, const T*, T, T*);                 \
   template void gemm<T>(const CudaContext&, Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*,     \
                         index_t, T, T*, index_t);                                                                \
+  template void gemm_batched<T>(const CudaContext&, Op, Op, index_t, index_t, index_t, T, const T* const*, index_t, \
+                                const T* const*, index_t, T, T* const*, index_t, index_t);                       \
   template void symm<T>(const CudaContext&, Side, Uplo, index_t, index_t, T, const T*, index_t, const T*, index_t, \
                         T, T*, index_t);                                                                         \
   template void syr2k<T>(const CudaContext&, Uplo, Op, index_t, index_t, T, const T*, index_t, const T*, index_t,  \

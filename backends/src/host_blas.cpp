@@ -54,6 +54,12 @@ void gemm(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, in
 }
 
 template <class T>
+void gemm_batched(Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* const* a, index_t lda,
+                  const T* const* b, index_t ldb, T beta, T* const* c, index_t ldc, index_t batch) {
+  for (index_t i = 0; i < batch; ++i) gemm<T>(ta, tb, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc);
+}
+
+template <class T>
 void symm(Side side, Uplo uplo, index_t m, index_t n, T alpha, const T* a, index_t lda, const T* b, index_t ldb,
           T beta, T* c, index_t ldc) {
   const auto S = cblas_side(side);
@@ -122,6 +128,8 @@ void trmm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha,
   template void symv<T>(Uplo, index_t, T, const T*, index_t, const T*, T, T*);                                     \
   template void gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, index_t, T, T*,         \
                         index_t);                                                                                \
+  template void gemm_batched<T>(Op, Op, index_t, index_t, index_t, T, const T* const*, index_t, const T* const*,  \
+                                index_t, T, T* const*, index_t, index_t);                                        \
   template void symm<T>(Side, Uplo, index_t, index_t, T, const T*, index_t, const T*, index_t, T, T*, index_t);   \
   template void syr2k<T>(Uplo, Op, index_t, index_t, T, const T*, index_t, const T*, index_t, real_t<T>, T*,      \
                          index_t);                                                                               \

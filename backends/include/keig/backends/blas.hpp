@@ -72,6 +72,24 @@ void gemm(const Context<ExecSpace>& ctx, Op ta, Op tb, nondeduced_t<T> alpha, co
                c.data(), leading_dimension(c));
 }
 
+// C_i = alpha op(A_i) op(B_i) + beta C_i for i < batch, all m x n with op(A_i) m x k; the pointer arrays live in
+// the execution space's memory (device memory on Kokkos::Cuda).
+template <class T, class ExecSpace>
+void gemm_batched(const Context<ExecSpace>& ctx, Op ta, Op tb, index_t m, index_t n, index_t k, nondeduced_t<T> alpha,
+                  const T* const* a, index_t lda, const T* const* b, index_t ldb, nondeduced_t<T> beta, T* const* c,
+                  index_t ldc, index_t batch) {
+  detail::require(m >= 0 && n >= 0 && k >= 0 && batch >= 0, "gemm_batched", "m", "negative size");
+  detail::require(lda >= (ta == Op::NoTrans ? m : k) && lda >= 1, "gemm_batched", "lda", "lda too small");
+  detail::require(ldb >= (tb == Op::NoTrans ? k : n) && ldb >= 1, "gemm_batched", "ldb", "ldb too small");
+  detail::require(ldc >= m && ldc >= 1, "gemm_batched", "ldc", "ldc too small");
+  if (m == 0 || n == 0 || batch == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::gemm_batched<T>(ctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch);
+  else
+    host::gemm_batched<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch);
+}
+
 // C = alpha A B + beta C (side Left) or alpha B A + beta C (Right), A Hermitian.
 template <class T, class ExecSpace>
 void symm(const Context<ExecSpace>& ctx, Side side, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,

@@ -24,6 +24,10 @@ void symv(const CudaContext&, Uplo uplo, index_t n, T alpha, const T* a, index_t
 template <class T>
 void gemm(const CudaContext&, Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* a, index_t lda,
           const T* b, index_t ldb, T beta, T* c, index_t ldc);
+// Pointer arrays in device memory (cublas?gemmBatched_64).
+template <class T>
+void gemm_batched(const CudaContext&, Op ta, Op tb, index_t m, index_t n, index_t k, T alpha, const T* const* a,
+                  index_t lda, const T* const* b, index_t ldb, T beta, T* const* c, index_t ldc, index_t batch);
 template <class T>
 void symm(const CudaContext&, Side side, Uplo uplo, index_t m, index_t n, T alpha, const T* a, index_t lda,
           const T* b, index_t ldb, T beta, T* c, index_t ldc);
@@ -71,6 +75,7 @@ namespace keig::backends::cuda {
 KEIG_CUDA_UNAVAILABLE(gemv)
 KEIG_CUDA_UNAVAILABLE(symv)
 KEIG_CUDA_UNAVAILABLE(gemm)
+KEIG_CUDA_UNAVAILABLE(gemm_batched)
 KEIG_CUDA_UNAVAILABLE(symm)
 KEIG_CUDA_UNAVAILABLE(syr2k)
 KEIG_CUDA_UNAVAILABLE(trsm)

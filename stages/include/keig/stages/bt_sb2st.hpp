@@ -12,7 +12,7 @@
 // one dot product and one axpy per reflector. Block (G, k) must follow
 // blocks (G', k) and (G', k-1) of the next group G' (the only overlapping
 // ones), so all blocks with equal 2 (groups after G) + k are independent and
-// run in one batched launch (seed 004 §3 applies reflectors one by one; the
+// run as one wave of batched gemms (seed 004 §3 applies reflectors one by one; the
 // grouping is what seed 003 §5.2.3 and ELPA's two-reflector kernels trade
 // extra flops, (b + sigma)/b, for).
 //
@@ -21,8 +21,12 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <vector>
 
+#include "keig/backends/blas.hpp"
 #include "keig/stages/sb2st.hpp"
+#include "keig/views/workspace.hpp"
 
 namespace keig::stages {
 
@@ -161,57 +165,151 @@ struct SweepWave {
 
 }  // namespace detail
 
-// Sweeps per block of the blocked variant (V is (b + sigma - 1) x sigma).
+// Sweeps per block of the blocked variant (V is (b + sigma - 1) x sigma), and
+// the default number of Z's columns per gemm (X and Y are sigma x chunk).
 inline constexpr index_t bt_sb2st_sweeps_per_block = 32;
+inline constexpr index_t bt_sb2st_chunk_default = 2048;
 
-// Workspace of the blocked variant (elements of T): the T factors of one wave.
-inline index_t bt_sb2st_workspace_size(index_t n, index_t b) {
-  const index_t sigma = bt_sb2st_sweeps_per_block;
-  const index_t groups = n > 1 ? (n - 2) / sigma + 1 : 1;
-  return groups * sigma * sigma;
+// Most blocks of one wave: a wave holds one block per group with k of one
+// parity, so at most min(groups, kmax / 2 + 1).
+inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) {
+  constexpr index_t sigma = bt_sb2st_sweeps_per_block;
+  if (n < 2 || b < 1) return 1;
+  const index_t groups = (n - 2) / sigma + 1, half = (sb2st_steps(n, b, 0) - 1) / 2 + 1;
+  return groups < half ? groups : half;
 }
 
+// Workspace of the blocked variant (elements of T) for gemms of `chunk`
+// columns: per block of one wave its T (sigma x sigma), V ((b + sigma - 1) x
+// sigma), X and Y (sigma x chunk). O(n (b + sigma + chunk)).
+inline index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
+  constexpr index_t sigma = bt_sb2st_sweeps_per_block;
+  const index_t ldv = (b > 0 ? b : 1) + sigma - 1;
+  return bt_sb2st_wave_blocks(n, b) * sigma * (sigma + ldv + 2 * (chunk > 0 ? chunk : 1));
+}
+inline index_t bt_sb2st_workspace_size(index_t n, index_t b) {
+  return bt_sb2st_workspace_size(n, b, bt_sb2st_chunk_default);
+}
+
+// Per wave: one kernel forms every block's V (dense, zero outside the
+// parallelogram) and T; then, per chunk of Z's columns, three batched gemms
+// X = V^H Z, Y = T X, Z -= V Y over the blocks of full height b + sigma - 1.
+// Blocks cut by the bottom of the matrix (len < b + sigma - 1) get single
+// gemms of height len, so no gemm touches rows outside its block's.
+// The pointer arrays of all waves and chunks are built on the host and copied
+// once. work: bt_sb2st_workspace_size(n, b, min(chunk, m)) entries or more.
 template <class T, class ExecSpace>
-void bt_sb2st_blocked(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& reflectors,
-                      const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work) {
+void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const Matrix<T, ExecSpace>& reflectors,
+                      const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work,
+                      index_t chunk = bt_sb2st_chunk_default) {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using Columns = detail::TeamBlockColumns<T, ExecSpace>;
+  using backends::Op;
+  const ExecSpace& space = ctx.space();
   const index_t n = z.extent(0), m = z.extent(1);
   if (b < 1) throw InvalidArgument("b", "bt_sb2st: the half-bandwidth must be >= 1, got " + std::to_string(b));
+  if (chunk < 1)
+    throw InvalidArgument("chunk", "bt_sb2st: the column chunk must be >= 1, got " + std::to_string(chunk));
   if (static_cast<index_t>(reflectors.extent(0)) < n || static_cast<index_t>(reflectors.extent(1)) < n)
     throw InvalidArgument("reflectors", "bt_sb2st: needs sb2st's n x n reflector storage");
-  if (static_cast<index_t>(work.extent(0)) < bt_sb2st_workspace_size(n, b))
+  const index_t cw = chunk < m ? chunk : (m > 0 ? m : 1);  // columns per gemm
+  if (static_cast<index_t>(work.extent(0)) < bt_sb2st_workspace_size(n, b, cw))
     throw InvalidArgument("work", "bt_sb2st: needs bt_sb2st_workspace_size(n, b) entries");
   if (n < 2 || m == 0) return;
   constexpr index_t sigma = bt_sb2st_sweeps_per_block;
   constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
-  const index_t tile = device ? 16 : 32;  // columns of Z per team
+  const index_t ldv = b + sigma - 1, ldz = leading_dimension(z);
   const size_t column_bytes = Columns::scratch_bytes(sigma);
-  const index_t tiles = (m + tile - 1) / tile;
-  const int team_size = device ? 256 : 1;
   const detail::SweepBlock<T, ExecSpace> blocks{reflectors, n, b, sigma};
   const index_t groups = (n - 2) / sigma + 1, kmax = sb2st_steps(n, b, 0) - 1;
-  const Matrix<T, ExecSpace> tbuf(work.data(), sigma * sigma, groups);
+  const index_t slots = bt_sb2st_wave_blocks(n, b), chunks = (m + cw - 1) / cw;
+  // Block p of a wave keeps T, V, X, Y at position p of these.
+  T* const tbase = work.data();
+  T* const vbase = tbase + slots * sigma * sigma;
+  T* const xbase = vbase + slots * ldv * sigma;
+  T* const ybase = xbase + slots * sigma * cw;
+  const Matrix<T, ExecSpace> tbuf(tbase, sigma * sigma, slots), vbuf(vbase, ldv * sigma, slots);
+
+  // Host plan: each wave's existing blocks, full-height ones first.
+  struct Entry {
+    index_t slot, row0, len;
+  };
+  struct WavePlan {
+    detail::SweepWave wave;
+    index_t first, full, entries, zfirst;  // entries [first, first + entries); Z pointers from zfirst
+  };
+  std::vector<Entry> entries;
+  std::vector<WavePlan> waves;
+  std::vector<Entry> cut;
+  index_t full_total = 0;
   for (index_t tau = 0; tau <= 2 * (groups - 1) + kmax; ++tau) {
     // Groups g with k = tau - 2 (groups - 1 - g) in [0, kmax].
     const index_t gi_hi = tau / 2 < groups - 1 ? tau / 2 : groups - 1;  // gi = groups - 1 - g
     const index_t gi_lo = tau - kmax > 0 ? (tau - kmax + 1) / 2 : 0;
     if (gi_lo > gi_hi) continue;
     const detail::SweepWave wave{tau, groups - 1 - gi_lo, gi_hi - gi_lo + 1, groups};
-    // 1. T factors (LAPACK ?larft, forward, columnwise) of the wave's blocks.
+    WavePlan w{wave, static_cast<index_t>(entries.size()), 0, 0, full_total};
+    cut.clear();
+    for (index_t slot = 0; slot < wave.count; ++slot) {
+      const index_t g = wave.group(slot), k = wave.step(slot);
+      if (!blocks.exists(g, k)) continue;
+      const auto sh = blocks.shape(g, k);
+      const Entry e{slot, sh.row0, sh.len};
+      if (sh.len == ldv) entries.push_back(e);
+      else cut.push_back(e);
+    }
+    w.full = static_cast<index_t>(entries.size()) - w.first;
+    entries.insert(entries.end(), cut.begin(), cut.end());
+    w.entries = static_cast<index_t>(entries.size()) - w.first;
+    if (w.entries == 0) continue;
+    if (w.entries > slots) throw BackendError("bt_sb2st", w.entries, "a wave outgrew bt_sb2st_wave_blocks: a keig bug");
+    full_total += w.full;
+    waves.push_back(w);
+  }
+  // [V | T | X | Y] pointers of positions 0..slots-1 (the same for every
+  // wave), each entry's slot, then Z pointers per chunk of full-height blocks.
+  const index_t slot_base = 4 * slots, zbase = slot_base + static_cast<index_t>(entries.size());
+  const auto plan = allocate_vector<std::uintptr_t>(space, "keig::bt_sb2st::plan", zbase + chunks * full_total);
+  const auto plan_h = Kokkos::create_mirror_view(plan);
+  const auto address = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  for (index_t p = 0; p < slots; ++p) {
+    plan_h(p) = address(vbase + p * ldv * sigma);
+    plan_h(slots + p) = address(tbase + p * sigma * sigma);
+    plan_h(2 * slots + p) = address(xbase + p * sigma * cw);
+    plan_h(3 * slots + p) = address(ybase + p * sigma * cw);
+  }
+  for (size_t i = 0; i < entries.size(); ++i) plan_h(slot_base + i) = static_cast<std::uintptr_t>(entries[i].slot);
+  for (const WavePlan& w : waves)
+    for (index_t c = 0; c < chunks; ++c)
+      for (index_t e = 0; e < w.full; ++e)
+        plan_h(zbase + c * full_total + w.zfirst + e) = address(z.data() + entries[w.first + e].row0 + c * cw * ldz);
+  Kokkos::deep_copy(space, plan, plan_h);
+  T* const* const ptrs = reinterpret_cast<T* const*>(plan.data());
+  T* const* const vp = ptrs;
+  T* const* const tp = ptrs + slots;
+  T* const* const xp = ptrs + 2 * slots;
+  T* const* const yp = ptrs + 3 * slots;
+
+  for (const WavePlan& w : waves) {
+    const detail::SweepWave wave = w.wave;
+    const index_t first = slot_base + w.first;
+    // 1. V explicitly and T (LAPACK ?larft, forward, columnwise) per block.
     Kokkos::parallel_for(
         "keig::bt_sb2st::larft",
-        Kokkos::TeamPolicy<ExecSpace>(space, wave.count, device ? 64 : 1)
+        Kokkos::TeamPolicy<ExecSpace>(space, w.entries, device ? 64 : 1)
             .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(sigma, 1) + column_bytes)),
         KOKKOS_LAMBDA(const Team& team) {
-          const index_t slot = team.league_rank(), g = wave.group(slot), k = wave.step(slot);
-          if (!blocks.exists(g, k)) return;
+          const index_t p = team.league_rank();
+          const index_t slot = static_cast<index_t>(plan(first + p));
+          const index_t g = wave.group(slot), k = wave.step(slot);
           const auto sh = blocks.shape(g, k);
           Scratch u(team.team_scratch(0), sigma, 1);
           const Columns V(team, blocks, sh, k);
-          auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, slot); };
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ldv * sigma),
+                               [&](const index_t q) { vbuf(q, p) = V.v(q % ldv, q / ldv); });
+          auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, p); };
           for (index_t i = 0; i < sigma; ++i) {
             const T ti = V.tau(i);
             const index_t end = V.end(i);
@@ -233,54 +331,47 @@ void bt_sb2st_blocked(const ExecSpace& space, index_t b, const Matrix<T, ExecSpa
             team.team_barrier();
           }
         });
-    // 2. Z(rows, tile) -= V (T (V^H Z(rows, tile))) for every block and tile.
-    Kokkos::parallel_for(
-        "keig::bt_sb2st::apply",
-        Kokkos::TeamPolicy<ExecSpace>(space, wave.count * tiles, team_size)
-            .set_scratch_size(0, Kokkos::PerTeam(2 * Scratch::shmem_size(sigma, tile) + column_bytes)),
-        KOKKOS_LAMBDA(const Team& team) {
-          const index_t slot = team.league_rank() / tiles, c0 = (team.league_rank() % tiles) * tile;
-          const index_t g = wave.group(slot), k = wave.step(slot);
-          if (!blocks.exists(g, k)) return;
-          const auto sh = blocks.shape(g, k);
-          const index_t cols = c0 + tile < m ? tile : m - c0;
-          Scratch x(team.team_scratch(0), sigma, tile), y(team.team_scratch(0), sigma, tile);
-          const Columns V(team, blocks, sh, k);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma * cols), [&](const index_t p) {
-            const index_t j = p % sigma, c = p / sigma;
-            T acc = T(0);
-            for (index_t r = j; r < V.end(j); ++r) acc += conjugate(V.v(r, j)) * z(sh.row0 + r, c0 + c);
-            x(j, c) = acc;
-          });
-          team.team_barrier();
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma * cols), [&](const index_t p) {
-            const index_t j = p % sigma, c = p / sigma;
-            T acc = T(0);
-            for (index_t l = j; l < sigma; ++l) acc += tbuf(j + l * sigma, slot) * x(l, c);
-            y(j, c) = acc;
-          });
-          team.team_barrier();
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sh.len * cols), [&](const index_t p) {
-            const index_t r = p % sh.len, c = p / sh.len;
-            T acc = T(0);
-            const index_t jmax = r < sigma - 1 ? r : sigma - 1;
-            for (index_t j = 0; j <= jmax; ++j) acc += V.v(r, j) * y(j, c);
-            z(sh.row0 + r, c0 + c) -= acc;
-          });
-        });
+    // 2. Z(rows, chunk) -= V (T (V^H Z(rows, chunk))): BLAS-3 on tensor cores.
+    for (index_t c = 0; c < chunks; ++c) {
+      const index_t c0 = c * cw, cols = c0 + cw < m ? cw : m - c0;
+      if (w.full > 0) {
+        T* const* const zp = ptrs + zbase + c * full_total + w.zfirst;
+        backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, cols, ldv, T(1), vp, ldv, zp, ldz,
+                                             T(0), xp, sigma, w.full);
+        backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, sigma, cols, sigma, T(1), tp, sigma, xp,
+                                             sigma, T(0), yp, sigma, w.full);
+        backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, cols, sigma, T(-1), vp, ldv, yp,
+                                             sigma, T(1), zp, ldz, w.full);
+      }
+      for (index_t p = w.full; p < w.entries; ++p) {
+        const Entry& e = entries[w.first + p];
+        const auto zb = make_matrix<T, ExecSpace>(z.data() + e.row0 + c0 * ldz, e.len, cols, ldz);
+        const auto v = make_matrix<T, ExecSpace>(vbase + p * ldv * sigma, e.len, sigma, ldv);
+        const auto tm = make_matrix<T, ExecSpace>(tbase + p * sigma * sigma, sigma, sigma, sigma);
+        const auto x = make_matrix<T, ExecSpace>(xbase + p * sigma * cw, sigma, cols, sigma);
+        const auto y = make_matrix<T, ExecSpace>(ybase + p * sigma * cw, sigma, cols, sigma);
+        backends::gemm<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, T(1), v, zb, T(0), x);
+        backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(1), tm, x, T(0), y);
+        backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), v, y, T(1), zb);
+      }
+    }
   }
+  // plan_h (the copy's source) and plan (the gemms' pointers) must outlive the queued work.
+  space.fence();
 }
 
 // The faster variant per backend, measured with keig-bench (README
 // "Status"): blocked on devices; on hosts the reflector kernel (its loops
-// stay in cache, while the blocked kernel's extra (b + sigma)/b flops in
-// scalar team loops cost 6x at n = 4000 on 2 cores).
+// stay in cache, while the former team-kernel apply's extra (b + sigma)/b
+// flops cost 6x at n = 4000 on 2 cores). Not re-measured with keig-bench
+// since the gemm apply; a quick 2-core check (double, b = 32, m = n) gave
+// 1.2 s vs 2.3 s at n = 2000 and 17 s vs 19 s at n = 4000 for blocked vs reflectors.
 // work: bt_sb2st_workspace_size(n, b).
 template <class T, class ExecSpace>
-void bt_sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& reflectors, const Matrix<T, ExecSpace>& z,
-              const Vector<T, ExecSpace>& work) {
-  if constexpr (backends::is_cuda_space_v<ExecSpace>) bt_sb2st_blocked<T, ExecSpace>(space, b, reflectors, z, work);
-  else bt_sb2st_reflectors<T, ExecSpace>(space, b, reflectors, z);
+void bt_sb2st(const backends::Context<ExecSpace>& ctx, index_t b, const Matrix<T, ExecSpace>& reflectors,
+              const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work) {
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) bt_sb2st_blocked<T, ExecSpace>(ctx, b, reflectors, z, work);
+  else bt_sb2st_reflectors<T, ExecSpace>(ctx.space(), b, reflectors, z);
 }
 
 }  // namespace keig::stages
