@@ -33,6 +33,10 @@
 
 namespace keig::stages {
 
+// Task kernels: blocks updated in place in the band (Global, what Auto runs)
+// or staged in team scratch (Staged, when b (b + 1) + 3b scalars fit).
+enum class Sb2stKernel { Auto, Global, Staged };
+
 // Rows of the band storage sb2st works in: the band and the bulges.
 inline index_t sb2st_band_rows(index_t b) { return 2 * b + 1; }
 
@@ -73,8 +77,14 @@ struct BulgeChase {
   Matrix<T, ExecSpace> store;       // reflectors out (empty: not stored)
   Vector<T, ExecSpace> ring;        // reflector of each sweep in flight
   index_t n, b, t, s_hi, slots;
+  bool staged;                      // blocks staged in team scratch (staged_fits)
 
-  static size_t scratch_bytes(index_t b) { return 3 * Scratch::shmem_size(b); }
+  // Staged: one b x (b+1) block (the bulge block, then the diagonal block;
+  // odd leading dimension against bank conflicts) besides v, w, vp.
+  static size_t block_bytes(index_t b) { return Scratch::shmem_size(b * (b + 1)); }
+  static size_t scratch_bytes(index_t b, bool staged) { return 3 * Scratch::shmem_size(b) + (staged ? block_bytes(b) : 0); }
+  // Level-0 scratch is 48 KB per team on every Kokkos version keig supports.
+  static bool staged_fits(index_t b) { return scratch_bytes(b, true) + 512 <= 48 * 1024; }
 
   // A(i, j), i >= j (lower storage).
   KOKKOS_INLINE_FUNCTION T& at(index_t i, index_t j) const { return ab(i - j, j); }
@@ -130,12 +140,105 @@ struct BulgeChase {
     team.team_barrier();
   }
 
+  // The staged task: every block is read from the band once, with all of
+  // the team's loads in flight (element-parallel), updated in team scratch
+  // and written back once. The global version above walks b-long loops of
+  // dependent band loads per thread; this is what bounds a wave's latency.
+  // Bulge block C = A(q:q+L, p0:p0+b) in scratch, ld = b + 1.
+  KOKKOS_INLINE_FUNCTION void staged_bulge(const Team& team, index_t p0, index_t q, index_t L, T tau_p,
+                                           const Scratch& vp, const Scratch& v, const Scratch& cs, T& tau,
+                                           R& beta) const {
+    const index_t ld = b + 1;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * b), [&](const index_t p) {
+      const index_t r = p % L, c = p / L;
+      cs(r + c * ld) = ab(b + r - c, p0 + c);  // = A(q + r, p0 + c)
+    });
+    team.team_barrier();
+    // C := C H_prev (fills the block).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t r) {
+      T y = T(0);
+      for (index_t c = 0; c < b; ++c) y += cs(r + c * ld) * vp(c);
+      y *= tau_p;
+      for (index_t c = 0; c < b; ++c) cs(r + c * ld) -= y * conjugate(vp(c));
+    });
+    team.team_barrier();
+    // Reflector annihilating C's first column below its top entry.
+    R xn2 = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, index_t(1), L), [&](const index_t i, R& acc) { acc += abs_squared(cs(i)); }, xn2);
+    const T alpha = cs(0);
+    T scale;
+    householder(alpha, xn2, tau, scale, beta);
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, index_t(1), L), [&](const index_t i) {
+      v(i) = cs(i) * scale;
+      cs(i) = T(0);
+    });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      v(0) = T(1);
+      cs(0) = T(beta);
+    });
+    team.team_barrier();
+    // C(:, 1:b) := H^H C(:, 1:b).
+    const T tau_c = conjugate(tau);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, index_t(1), b), [&](const index_t c) {
+      T z = T(0);
+      for (index_t r = 0; r < L; ++r) z += conjugate(v(r)) * cs(r + c * ld);
+      z *= tau_c;
+      for (index_t r = 0; r < L; ++r) cs(r + c * ld) -= v(r) * z;
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * b), [&](const index_t p) {
+      const index_t r = p % L, c = p / L;
+      ab(b + r - c, p0 + c) = cs(r + c * ld);
+    });
+    team.team_barrier();
+  }
+
+  // two_sided with the diagonal block mirrored into scratch (ld = b + 1).
+  KOKKOS_INLINE_FUNCTION void staged_two_sided(const Team& team, index_t q, index_t L, T tau, const Scratch& v,
+                                               const Scratch& w, const Scratch& ds) const {
+    const index_t ld = b + 1;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * L), [&](const index_t p) {
+      const index_t i = p % L, j = p / L;
+      if (i >= j) ds(i + j * ld) = ab(i - j, q + j);
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * L), [&](const index_t p) {
+      const index_t i = p % L, j = p / L;
+      if (i < j) ds(i + j * ld) = conjugate(ds(j + i * ld));
+    });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) {
+      T sum = T(0);
+      for (index_t j = 0; j < L; ++j) sum += ds(i + j * ld) * v(j);
+      w(i) = sum;
+    });
+    team.team_barrier();
+    R c = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, L), [&](const index_t i, R& acc) { acc += real_part(conjugate(v(i)) * w(i)); }, c);
+    const T half = T(R(0.5) * abs_squared(tau) * c);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) { w(i) = tau * w(i) - half * v(i); });
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * L), [&](const index_t p) {
+      const index_t i = p % L, j = p / L;
+      if (i >= j) {
+        const T updated = ds(i + j * ld) - v(i) * conjugate(w(j)) - w(i) * conjugate(v(j));
+        ab(i - j, q + j) = i == j ? T(real_part(updated)) : updated;
+      }
+    });
+    team.team_barrier();
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
     const index_t s = s_hi - team.league_rank();
     const index_t k = t - 3 * s;
     if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
     T* slot = ring.data() + (s % slots) * (b + 1);
     Scratch v(team.team_scratch(0), b), w(team.team_scratch(0), b), vp(team.team_scratch(0), b);
+    // One staged block, used for the bulge block and then the diagonal block.
+    const Scratch blk = staged ? Scratch(team.team_scratch(0), b * (b + 1)) : Scratch();
     index_t q, L;  // the new reflector acts on rows [q, q+L)
     T tau;
     R beta;
@@ -151,6 +254,9 @@ struct BulgeChase {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b), [&](const index_t i) { vp(i) = slot[1 + i]; });
       const T tau_p = slot[0];
       team.team_barrier();
+      if (staged) {
+        staged_bulge(team, p0, q, L, tau_p, vp, v, blk, tau, beta);
+      } else {
       // Bulge block C = A(q:q+L, p0:p0+b) := C H_prev (fills it).
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t r) {
         T y = T(0);
@@ -169,8 +275,13 @@ struct BulgeChase {
         for (index_t r = 0; r < L; ++r) at(q + r, p0 + c) -= v(r) * z;
       });
       team.team_barrier();
+      }
     }
-    two_sided(team, q, L, tau, v, w);
+    if (staged) {
+      staged_two_sided(team, q, L, tau, v, w, blk);
+    } else {
+      two_sided(team, q, L, tau, v, w);
+    }
     // Hand the reflector to step k+1 (and to the back-transformation).
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b), [&](const index_t i) { slot[1 + i] = i < L ? v(i) : T(0); });
     Kokkos::single(Kokkos::PerTeam(team), [&]() { slot[0] = tau; });
@@ -192,7 +303,7 @@ struct BulgeChase {
 template <class T, class ExecSpace>
 void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, const Vector<real_t<T>, ExecSpace>& d,
            const Vector<real_t<T>, ExecSpace>& e, const Matrix<T, ExecSpace>& reflectors,
-           const Vector<T, ExecSpace>& work) {
+           const Vector<T, ExecSpace>& work, Sb2stKernel kernel = Sb2stKernel::Auto) {
   const index_t n = ab.extent(1);
   if (b < 1) throw InvalidArgument("b", "sb2st: the half-bandwidth must be >= 1, got " + std::to_string(b));
   if (static_cast<index_t>(ab.extent(0)) < sb2st_band_rows(b))
@@ -206,7 +317,14 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
     throw InvalidArgument("work", "sb2st: needs sb2st_workspace_size(n, b) entries");
   if (n == 0) return;
   if (n > 1) {
-    detail::BulgeChase<T, ExecSpace> chase{ab, e, reflectors, work, n, b, 0, 0, (sb2st_steps(n, b, 0) - 1) / 3 + 2};
+    using Chase = detail::BulgeChase<T, ExecSpace>;
+    // Auto is the in-place kernel everywhere: on the H200 the staged one was
+    // slower (n = 8192, b = 64: 1.80 s against 0.98 s; its element-parallel
+    // staging loops and extra barriers cost more than the band loads saved).
+    if (kernel == Sb2stKernel::Staged && !Chase::staged_fits(b))
+      throw InvalidArgument("kernel", "sb2st: the staged kernel needs b (b + 1) + 3b scalars within 48 KB of team scratch");
+    const bool staged = kernel == Sb2stKernel::Staged;
+    Chase chase{ab, e, reflectors, work, n, b, 0, 0, (sb2st_steps(n, b, 0) - 1) / 3 + 2, staged};
     const index_t kmax = sb2st_steps(n, b, 0) - 1;
     const index_t team = backends::is_cuda_space_v<ExecSpace> ? (b < 32 ? 32 : (b > 128 ? 128 : b)) : 1;
     for (index_t t = 0; t <= 3 * (n - 2); ++t) {
@@ -217,7 +335,7 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
       chase.s_hi = s_hi;
       Kokkos::TeamPolicy<ExecSpace> policy(space, s_hi - s_lo + 1, team);
       Kokkos::parallel_for("keig::sb2st::wave",
-                           policy.set_scratch_size(0, Kokkos::PerTeam(detail::BulgeChase<T, ExecSpace>::scratch_bytes(b))),
+                           policy.set_scratch_size(0, Kokkos::PerTeam(Chase::scratch_bytes(b, staged))),
                            chase);
     }
   }
