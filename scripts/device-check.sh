@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
     bench)  # bench NAME "ARGS": keig-bench with the words of ARGS, CSV to $OUT/NAME.csv
       # shellcheck disable=SC2086
       run "$2" "$stage/bin/keig-bench" $3 --csv "$out/$2.csv"
-      grep -vE '^(Kokkos|  )' "$out/$2.log" | tail -n 40; shift 3 ;;
+      grep -v '^Kokkos' "$out/$2.log" | tail -n 40; shift 3 ;;
     solve)  # solve ARGS...: one keig-solve run with all remaining arguments
       shift; run solve-extra "$stage/bin/keig-solve" "$@"; tail -n 12 "$out/solve-extra.log"; set -- ;;
     *) echo "device-check.sh: unknown step '$1'"; exit 2 ;;

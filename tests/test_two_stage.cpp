@@ -102,6 +102,7 @@ TYPED_TEST_SUITE(Sb2st, Scalars);
 TYPED_TEST(Sb2st, ReducesBandToTridiagonalWithUnitaryQ) {
   using T = TypeParam;
   using R = real_t<T>;
+  backends::Context<Space> ctx{Space()};
   std::mt19937_64 rng(7);
   for (index_t b : {index_t(1), index_t(2), index_t(3), index_t(8), index_t(32)}) {
     for (index_t n : {index_t(1), index_t(2), index_t(3), b, b + 1, 2 * b + 1, 3 * b + 2, index_t(100), index_t(161)}) {
@@ -123,7 +124,7 @@ TYPED_TEST(Sb2st, ReducesBandToTridiagonalWithUnitaryQ) {
       auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
       auto q1 = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
       SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size(n, b));
-      stages::bt_sb2st_blocked<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q),
+      stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(q),
                                          to_vector<Space>(bwork));
       stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q1));
       Kokkos::fence();
@@ -135,6 +136,93 @@ TYPED_TEST(Sb2st, ReducesBandToTridiagonalWithUnitaryQ) {
       for (index_t i = 0; i < n; ++i) {
         EXPECT_EQ(dh(i), d2h(i)) << "d(" << i << ") differs without stored reflectors";
         if (i + 1 < n) EXPECT_EQ(eh(i), e2h(i)) << "e(" << i << ") differs without stored reflectors";
+      }
+    }
+  }
+}
+
+// The blocked variant (gemms over column chunks, full-height blocks batched,
+// blocks cut by the matrix's bottom alone) against the reflector kernel on a
+// random n x m Z: sizes that are multiples of nothing, chunks that split the
+// columns unevenly, and a Z that is a column window of a wider matrix.
+TYPED_TEST(Sb2st, BlockedMatchesReflectorsOverColumnChunks) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(11);
+  struct Case {
+    index_t n, b, m, chunk;
+  };
+  for (const Case c : {Case{131, 3, 13, 5}, Case{203, 8, 17, 5}, Case{277, 32, 11, 4}, Case{150, 32, 9, 2048},
+                       Case{100, 8, 7, 1}, Case{66, 32, 6, 5}, Case{34, 3, 5, 3}}) {
+    const index_t n = c.n, b = c.b, m = c.m;
+    SCOPED_TRACE("bt_sb2st n=" + std::to_string(n) + " b=" + std::to_string(b) + " m=" + std::to_string(m) +
+                 " chunk=" + std::to_string(c.chunk));
+    const HostMatrix<T> full = random_band<T>(n, b, rng);
+    auto a = to_space(full);
+    SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n), store("store", n, n);
+    SpaceVector<R> d("d", n), e("e", n);
+    SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
+    stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
+    stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                            to_matrix<Space>(store), to_vector<Space>(work));
+    // Z in columns [2, 2 + m) of a wider matrix whose other columns must not change.
+    HostMatrix<T> zh("z", n, m + 4);
+    for (index_t j = 0; j < m + 4; ++j)
+      for (index_t i = 0; i < n; ++i) zh(i, j) = random_scalar<T>(rng);
+    auto zb = to_space(zh), zr = to_space(zh);
+    const auto window = [&](const SpaceMatrix<T>& full_z) { return columns(to_matrix<Space>(full_z), 2, m); };
+    SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size(n, b, c.chunk < m ? c.chunk : m));
+    stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), window(zb), to_vector<Space>(bwork), c.chunk);
+    stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), window(zr));
+    Kokkos::fence();
+    const HostMatrix<T> bh = to_host(zb), rh = to_host(zr);
+    double diff = 0;
+    for (index_t j = 0; j < m + 4; ++j)
+      for (index_t i = 0; i < n; ++i) {
+        if (j < 2 || j >= m + 2) EXPECT_EQ(bh(i, j), zh(i, j)) << "column " << j << " outside Z changed";
+        diff += abs_squared(T(bh(i, j) - rh(i, j)));
+      }
+    HostMatrix<T> zwin("zwin", n, m);
+    for (index_t j = 0; j < m; ++j)
+      for (index_t i = 0; i < n; ++i) zwin(i, j) = zh(i, j + 2);
+    EXPECT_LE(std::sqrt(diff) / (frobenius_norm(zwin) * n * double(unit_roundoff<T>())), kContract);
+  }
+}
+
+// The staged sb2st task (device default where b (b + 1) + 3b scalars fit in
+// 48 KB of team scratch) against the in-place one, on every backend: the
+// same similarity contract, and a tridiagonal that agrees to rounding.
+TYPED_TEST(Sb2st, StagedAndGlobalKernelsAgree) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  std::mt19937_64 rng(17);
+  for (index_t b : {index_t(1), index_t(3), index_t(8), index_t(32)}) {
+    for (index_t n : {index_t(2), b + 1, 2 * b + 1, 3 * b + 2, index_t(100), index_t(161)}) {
+      SCOPED_TRACE("sb2st kernels n=" + std::to_string(n) + " b=" + std::to_string(b));
+      const HostMatrix<T> full = random_band<T>(n, b, rng);
+      auto a = to_space(full);
+      const index_t rows = stages::sb2st_band_rows(b);
+      SpaceMatrix<T> ab("ab", rows, n), ab2("ab2", rows, n), store("store", n, n), store2("store2", n, n);
+      SpaceVector<R> d("d", n), e("e", n), d2("d2", n), e2("e2", n);
+      SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
+      stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
+      Kokkos::deep_copy(ab2, ab);
+      stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                              to_matrix<Space>(store), to_vector<Space>(work), stages::Sb2stKernel::Staged);
+      stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab2), to_vector<Space>(d2), to_vector<Space>(e2),
+                              to_matrix<Space>(store2), to_vector<Space>(work), stages::Sb2stKernel::Global);
+      auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+      stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q));
+      Kokkos::fence();
+      const auto dh = to_host(d), eh = to_host(e), d2h = to_host(d2), e2h = to_host(e2);
+      const auto qh = to_host(q);
+      EXPECT_LE(similarity_error(full, qh, tridiagonal_matrix<T>(dh, eh)), kContract);
+      EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+      const double tol = 64 * double(n) * double(unit_roundoff<T>()) * std::max(frobenius_norm(full), 1e-300);
+      for (index_t i = 0; i < n; ++i) {
+        EXPECT_LE(std::abs(double(dh(i)) - double(d2h(i))), tol) << "d(" << i << ")";
+        if (i + 1 < n) EXPECT_LE(std::abs(std::abs(double(eh(i))) - std::abs(double(e2h(i)))), tol) << "e(" << i << ")";
       }
     }
   }

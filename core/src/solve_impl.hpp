@@ -174,12 +174,12 @@ index_t solve_vendor(const backends::Context<ExecSpace>& ctx, StageRecorder<Exec
 
 // The tridiagonal eigensolver stage both reductions end in.
 template <class T, class ExecSpace>
-index_t tridiagonal_stage(const ExecSpace& space, StageRecorder<ExecSpace>& stage, const Vector<real_t<T>, ExecSpace>& d,
+index_t tridiagonal_stage(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage, const Vector<real_t<T>, ExecSpace>& d,
                           const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w_all,
                           const Matrix<T, ExecSpace>& z, bool vectors, const Options& options) {
   const backends::Job job = vectors ? backends::Job::Vectors : backends::Job::ValuesOnly;
   return stage("keig::tridiagonal", 0.0, [&] {
-    return stages::tridiagonal_eigenpairs<T, ExecSpace>(space, job, options.range, options.tridiagonal_solver, d, e,
+    return stages::tridiagonal_eigenpairs<T, ExecSpace>(ctx, job, options.range, options.tridiagonal_solver, d, e,
                                                         w_all, z);
   });
 }
@@ -202,7 +202,7 @@ index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
     stage("keig::sytrd", cx * reduction_flops(n),
           [&] { stages::sytrd<T, ExecSpace>(ctx, uplo, a, d, e, tau, work, nb); });
   }
-  const index_t m = tridiagonal_stage<T>(space, stage, d, e, w_all, z, vectors, options);
+  const index_t m = tridiagonal_stage<T>(ctx, stage, d, e, w_all, z, vectors, options);
   if (vectors && m > 0) {
     // Reflector blocks for the back-transformation need not match sytrd's
     // panels: wider blocks make its two gemms rank-nbq updates.
@@ -243,13 +243,13 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
       stages::sb2st<T, ExecSpace>(space, b, ab, d, e, vectors ? a : Matrix<T, ExecSpace>(), work);
     });
   }
-  const index_t m = tridiagonal_stage<T>(space, stage, d, e, w_all, z, vectors, options);
+  const index_t m = tridiagonal_stage<T>(ctx, stage, d, e, w_all, z, vectors, options);
   if (vectors && m > 0) {
     const Matrix<T, ExecSpace> zm = columns(z, 0, m);
     {
       auto work = allocate_vector<T>(space, "keig::bt_sb2st::work", stages::bt_sb2st_workspace_size(n, b));
       stage("keig::bt_sb2st", cx * backtransform_flops(n, m),
-            [&] { stages::bt_sb2st<T, ExecSpace>(space, b, a, zm, work); });
+            [&] { stages::bt_sb2st<T, ExecSpace>(ctx, b, a, zm, work); });
     }
     const index_t nbq = b > stages::ormtr_block_default ? b : stages::ormtr_block_default;
     auto work = allocate_vector<T>(space, "keig::bt_sy2sb::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
@@ -275,8 +275,15 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
                    problem.vectors);
   const bool bisection = options.tridiagonal_solver == TridiagonalSolver::BisectionInverseIteration;
   const bool two_stage = method == Method::TwoStage;
+  constexpr bool device = stages::is_device_space_v<ExecSpace>;
+  const bool device_bisection = device && !problem.vectors &&
+                                (bisection || options.tridiagonal_solver == TridiagonalSolver::Auto);
+  const std::string tridiagonal_name = dc ? (device && problem.vectors ? "keig stedc (device merges)" : "stedc")
+                                       : device_bisection ? "keig bisection"
+                                       : bisection        ? "stebz+stein"
+                                                          : "stemr";
   result.method = std::string(two_stage ? "two-stage: keig sy2sb, sb2st, " : "one-stage: keig sytrd (symv + her2k), ") +
-                  (dc ? "stedc" : bisection ? "stebz+stein" : "stemr") +
+                  tridiagonal_name +
                   (problem.vectors ? (two_stage ? ", bt_sb2st, bt_sy2sb" : ", ormtr") : "");
   auto standard = [&](Uplo uplo) {
     return two_stage ? solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options)
@@ -315,8 +322,11 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
 // (keig-bench, README "Status"); a pre-factored B needs keig's own pipeline.
 template <class ExecSpace>
 Method choose_method(index_t n, Problem problem, const Options& options) {
-  (void)n;
   if (problem.generalized && options.b_factored) return Method::TwoStage;
+  // Eigenvalues only on a GPU from n = 16384 (H200: two-stage with device
+  // bisection beats Xsyevd there; below it, and with vectors, the vendor wins).
+  if (stages::is_device_space_v<ExecSpace> && !problem.generalized && !problem.vectors && n >= 16384)
+    return Method::TwoStage;
   return Method::Vendor;
 }
 

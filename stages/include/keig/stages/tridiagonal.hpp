@@ -1,26 +1,86 @@
 // stages/tridiagonal: eigenpairs of the real tridiagonal (d, e) produced by a
-// reduction, with the host LAPACK solvers of backends/ (stedc, stebz+stein,
-// stemr). Only d, e, the eigenvalues and the tridiagonal eigenvectors cross
-// between host and device; the eigenvectors arrive converted to the scalar
-// type in the first m columns of Z (ready for the back-transformations).
+// reduction. On a device, all pairs with vectors: keig's stedc (merge gemms
+// on the device, Q never leaves it); eigenvalues only: keig's bisection.
+// Otherwise the host LAPACK solvers of
+// backends/ (stedc, stebz+stein, stemr), where only d, e, the eigenvalues and
+// the tridiagonal eigenvectors cross between host and device. The
+// eigenvectors arrive converted to the scalar type in the first m columns of
+// Z (ready for the back-transformations).
 #pragma once
 
 #include <Kokkos_Core.hpp>
 
+#include "keig/backends/context.hpp"
 #include "keig/backends/tridiagonal.hpp"
+#include "keig/stages/stedc.hpp"
+#include "keig/stages/tridiagonal_bisection.hpp"
 #include "keig/views/workspace.hpp"
 
 namespace keig::stages {
 
+// Execution spaces whose memory the host cannot read: there the eigenvector
+// matrix of all pairs is built in place by keig's stedc.
+template <class ExecSpace>
+inline constexpr bool is_device_space_v =
+    !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space_of<ExecSpace>>::accessible;
+
+// Converts real columns to the scalar type in place of Z.
+template <class T, class ExecSpace>
+void real_to_scalar(const ExecSpace& space, const Matrix<real_t<T>, ExecSpace>& zr, const Matrix<T, ExecSpace>& z) {
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::tridiagonal::to_scalar", Policy(space, {0, 0}, {index_t(zr.extent(0)), index_t(zr.extent(1))}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j) { z(i, j) = T(zr(i, j)); });
+}
+
+// All pairs with vectors by keig's stedc: d, e to the host, Q built on the
+// device (in Z itself for real scalars), w back. Returns n.
+template <class T, class ExecSpace>
+index_t device_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const Vector<real_t<T>, ExecSpace>& d,
+                                  const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w,
+                                  const Matrix<T, ExecSpace>& z) {
+  using R = real_t<T>;
+  const ExecSpace& space = ctx.space();
+  const index_t n = d.extent(0);
+  HostVector<R> dh("keig::stedc::d", n), eh("keig::stedc::e", n > 0 ? n - 1 : 0);
+  Kokkos::deep_copy(space, dh, Kokkos::subview(d, std::make_pair(index_t(0), n)));
+  if (n > 1) Kokkos::deep_copy(space, eh, Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
+  space.fence();
+  auto work = allocate_vector<R>(space, "keig::stedc::work", stages::stedc_workspace_size<R>(n));
+  if constexpr (std::is_same_v<T, R>) {
+    stages::stedc<R, ExecSpace>(ctx, dh, eh, columns(z, 0, n), work);
+  } else {
+    auto zr = allocate_matrix<R>(space, "keig::stedc::Q", n, n);
+    stages::stedc<R, ExecSpace>(ctx, dh, eh, Matrix<R, ExecSpace>(zr), work);
+    real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), columns(z, 0, n));
+  }
+  Kokkos::deep_copy(space, Kokkos::subview(w, std::make_pair(index_t(0), n)), dh);
+  space.fence();  // dh must outlive the copy
+  return n;
+}
+
 // Returns m; w(0..m-1) ascending; z(:, 0..m-1) the eigenvectors of T when
 // job == Vectors. d, e are not modified. Blocks the host (it runs there).
 template <class T, class ExecSpace>
-index_t tridiagonal_eigenpairs(const ExecSpace& space, backends::Job job, const Range& range,
+index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends::Job job, const Range& range,
                                TridiagonalSolver solver, const Vector<real_t<T>, ExecSpace>& d,
                                const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w,
                                const Matrix<T, ExecSpace>& z) {
   using R = real_t<T>;
+  const ExecSpace& space = ctx.space();
   const index_t n = d.extent(0);
+  if constexpr (is_device_space_v<ExecSpace>) {
+    if (job == backends::Job::Vectors && range.kind == Range::Kind::All &&
+        (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::DivideAndConquer) && n > 0)
+      return device_divide_and_conquer<T>(ctx, d, e, w, z);
+    // Eigenvalues only: Sturm bisection in parallel over the eigenvalues,
+    // where the host's dqds would be a serial O(n^2) step.
+    if (job == backends::Job::ValuesOnly &&
+        (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::BisectionInverseIteration)) {
+      auto work = allocate_vector<R>(space, "keig::bisection::work", tridiagonal_bisection_workspace_size<R>(n));
+      return tridiagonal_bisection<R, ExecSpace>(space, range, d, e, w, work);
+    }
+  }
   const index_t columns = job == backends::Job::Vectors ? (range.kind == Range::Kind::Index ? range.iu - range.il + 1 : n) : 0;
   HostVector<R> dh("keig::tridiagonal::d", n), eh("keig::tridiagonal::e", n > 0 ? n - 1 : 0),
       wh("keig::tridiagonal::w", n);
@@ -34,10 +94,7 @@ index_t tridiagonal_eigenpairs(const ExecSpace& space, backends::Job job, const 
     // Real eigenvectors to the execution space, then into Z as T.
     auto zr = allocate_matrix<R>(space, "keig::tridiagonal::Z_device", n, m);
     Kokkos::deep_copy(space, zr, Kokkos::subview(zh, Kokkos::ALL(), std::make_pair(index_t(0), m)));
-    using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-    Kokkos::parallel_for(
-        "keig::tridiagonal::to_scalar", Policy(space, {0, 0}, {n, m}),
-        KOKKOS_LAMBDA(const index_t i, const index_t j) { z(i, j) = T(zr(i, j)); });
+    real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), keig::columns(z, 0, m));
   }
   // The host buffers must outlive the asynchronous copies.
   space.fence();
