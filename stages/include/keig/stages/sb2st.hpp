@@ -115,6 +115,17 @@ struct BulgeChase {
     return tau;
   }
 
+  // w := tau w - 1/2 |tau|^2 (v^H w) v, from w = D v: D - v w^H - w v^H = H^H D H.
+  KOKKOS_INLINE_FUNCTION static void rank2_direction(const Team& team, index_t L, T tau, const Scratch& v,
+                                                     const Scratch& w) {
+    R c = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, L), [&](const index_t i, R& acc) { acc += real_part(conjugate(v(i)) * w(i)); }, c);
+    const T half = T(R(0.5) * abs_squared(tau) * c);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) { w(i) = tau * w(i) - half * v(i); });
+    team.team_barrier();
+  }
+
   // D := H^H D H for the diagonal block D = A(q:q+L, q:q+L) (lower storage):
   // p = D v, w = tau p - 1/2 |tau|^2 (v^H p) v, D -= v w^H + w v^H.
   KOKKOS_INLINE_FUNCTION void two_sided(const Team& team, index_t q, index_t L, T tau, const Scratch& v,
@@ -125,12 +136,7 @@ struct BulgeChase {
       w(i) = sum;
     });
     team.team_barrier();
-    R c = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, L), [&](const index_t i, R& acc) { acc += real_part(conjugate(v(i)) * w(i)); }, c);
-    const T half = T(R(0.5) * abs_squared(tau) * c);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) { w(i) = tau * w(i) - half * v(i); });
-    team.team_barrier();
+    rank2_direction(team, L, tau, v, w);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t j) {
       for (index_t i = j; i < L; ++i) {
         const T updated = at(q + i, q + j) - v(i) * conjugate(w(j)) - w(i) * conjugate(v(j));
@@ -215,12 +221,7 @@ struct BulgeChase {
       w(i) = sum;
     });
     team.team_barrier();
-    R c = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, L), [&](const index_t i, R& acc) { acc += real_part(conjugate(v(i)) * w(i)); }, c);
-    const T half = T(R(0.5) * abs_squared(tau) * c);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) { w(i) = tau * w(i) - half * v(i); });
-    team.team_barrier();
+    rank2_direction(team, L, tau, v, w);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * L), [&](const index_t p) {
       const index_t i = p % L, j = p / L;
       if (i >= j) {

@@ -163,7 +163,6 @@ MergePlan<R> plan_merge(index_t n1, std::vector<R>& d, std::vector<R>& z, const 
 template <class R, class ExecSpace>
 void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, const HostVector<R>& e,
            const Matrix<R, ExecSpace>& q, const Vector<R, ExecSpace>& work, const StedcTuning& tuning = {}) {
-  using Mem = memory_space_of<ExecSpace>;
   using Host = Kokkos::DefaultHostExecutionSpace;
   using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
   const ExecSpace& space = ctx.space();
@@ -220,6 +219,16 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   };
   divide(divide, 0, n);
 
+  // Host vector -> the first entries of a device vector (asynchronous; the
+  // host vector must live until the next fence).
+  auto to_device = [&](const auto& dst, const auto& src) {
+    using V = typename std::decay_t<decltype(src)>::value_type;
+    const index_t len = static_cast<index_t>(src.size());
+    if (len == 0) return;
+    Kokkos::View<const V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(src.data(), len);
+    Kokkos::deep_copy(space, Kokkos::subview(dst, std::make_pair(index_t(0), len)), h);
+  };
+
   // Leaves: ends adjusted by the tears (T_i - |beta| e e^T), solved by steqr
   // on concurrent host threads, packed side by side and scattered on the device.
   {
@@ -241,22 +250,19 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
         });
     for (std::size_t b = 0; b < leaves.size(); ++b)
       if (info[b] > 0) throw ConvergenceFailure("steqr", info[b]);
-    std::vector<index_t> leaf_lo_h(n);
+    // Each column's leaf: its first row/column and its size.
+    std::vector<index_t> leaf_lo_h(n), leaf_m_h(n);
     for (const auto& b : leaves)
-      for (index_t j = b.lo; j < b.lo + b.m; ++j) leaf_lo_h[j] = b.lo;
+      for (index_t j = b.lo; j < b.lo + b.m; ++j) {
+        leaf_lo_h[j] = b.lo;
+        leaf_m_h[j] = b.m;
+      }
     auto leaf_lo = allocate_vector<index_t>(space, "keig::stedc::leaf_lo", n);
-    auto packed = Matrix<R, ExecSpace>(work.data(), width, n);
-    Kokkos::deep_copy(space, Kokkos::View<R**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                                 packed.data(), width, n),
-                      packed_h);
-    Kokkos::deep_copy(space, leaf_lo, Kokkos::View<index_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                                          leaf_lo_h.data(), n));
-    std::vector<index_t> leaf_m_h(n);
-    for (const auto& b : leaves)
-      for (index_t j = b.lo; j < b.lo + b.m; ++j) leaf_m_h[j] = b.m;
     auto leaf_m = allocate_vector<index_t>(space, "keig::stedc::leaf_m", n);
-    Kokkos::deep_copy(space, leaf_m, Kokkos::View<index_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                                         leaf_m_h.data(), n));
+    to_device(leaf_lo, leaf_lo_h);
+    to_device(leaf_m, leaf_m_h);
+    auto packed = Matrix<R, ExecSpace>(work.data(), width, n);
+    Kokkos::deep_copy(space, packed, packed_h);
     Kokkos::parallel_for(
         "keig::stedc::scatter_leaves", Policy2(space, {0, 0}, {width, n}),
         KOKKOS_LAMBDA(const index_t i, const index_t j) {
@@ -280,13 +286,6 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   auto rot_p = allocate_vector<index_t>(space, "keig::stedc::rot_p", n);
   auto rot_q = allocate_vector<index_t>(space, "keig::stedc::rot_q", n);
   auto z_rows_h = Kokkos::create_mirror_view(z_rows);
-  auto to_device = [&](const auto& dst, const auto& src) {
-    using V = typename std::decay_t<decltype(src)>::value_type;
-    const index_t len = static_cast<index_t>(src.size());
-    if (len == 0) return;
-    Kokkos::View<const V*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(src.data(), len);
-    Kokkos::deep_copy(space, Kokkos::subview(dst, std::make_pair(index_t(0), len)), h);
-  };
 
   for (const auto& blk : merges) {
     const index_t lo = blk.lo, m = blk.m, n1 = m / 2;
@@ -398,9 +397,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
         const index_t nb = std::min(panel, k - j0);
         Matrix<R, ExecSpace> s(s_panel_all.data(), k, nb);
         if (k <= 2) {
-          Kokkos::deep_copy(space, Kokkos::View<R**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                                       s.data(), k, k),
-                            s_small_h);
+          Kokkos::deep_copy(space, s, Kokkos::subview(s_small_h, Kokkos::ALL(), std::make_pair(j0, j0 + nb)));
         } else {
           Kokkos::parallel_for(
               "keig::stedc::secular_vectors", Policy2(space, {0, 0}, {k, nb}),
