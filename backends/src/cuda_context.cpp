@@ -21,6 +21,29 @@ Context<Kokkos::Cuda>::Context(const Kokkos::Cuda& space) : space_(space) {
   }
 }
 
+void* Context<Kokkos::Cuda>::device_scratch(std::size_t bytes) const {
+  if (device_scratch_.extent(0) < bytes) {
+    space_.fence();  // queued vendor calls may still use the old buffer
+    device_scratch_ = Kokkos::View<char*, Kokkos::CudaSpace>();
+    device_scratch_ = Kokkos::View<char*, Kokkos::CudaSpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "keig::cusolver::scratch"), bytes);
+  }
+  return device_scratch_.data();
+}
+
+void* Context<Kokkos::Cuda>::host_scratch(std::size_t bytes) const {
+  if (host_scratch_.size() < bytes) {
+    space_.fence();
+    host_scratch_.resize(bytes);
+  }
+  return host_scratch_.data();
+}
+
+int* Context<Kokkos::Cuda>::device_info() const {
+  if (info_.extent(0) == 0) info_ = Kokkos::View<int*, Kokkos::CudaSpace>("keig::cusolver::info", 1);
+  return info_.data();
+}
+
 Context<Kokkos::Cuda>::~Context() {
   cusolverDnDestroyParams(params_);
   cusolverDnDestroy(solver_);

@@ -33,11 +33,13 @@ index_t geqrf(const CudaContext& ctx, index_t m, index_t n, T* a, index_t lda, T
   check_cusolver("cusolverDnXgeqrf_bufferSize",
                  cusolverDnXgeqrf_bufferSize(ctx.solver(), ctx.solver_params(), m, n, dt, a, lda, dt, tau, dt, &dev,
                                              &host));
-  Workspace ws(ctx, "geqrf", dev, host);
+  // Per-panel call (sy2sb): the context's scratch, and info is not read --
+  // it reports only invalid arguments, which the wrapper has checked, and
+  // reading it would stall the stream's pipeline once per panel.
   check_cusolver("cusolverDnXgeqrf",
-                 cusolverDnXgeqrf(ctx.solver(), ctx.solver_params(), m, n, dt, a, lda, dt, tau, dt, ws.device.data(),
-                                  dev, ws.host.data(), host, ws.info.data()));
-  return checked("cusolverDnXgeqrf", read_info(ctx, ws.info.data()));
+                 cusolverDnXgeqrf(ctx.solver(), ctx.solver_params(), m, n, dt, a, lda, dt, tau, dt,
+                                  ctx.device_scratch(dev), dev, ctx.host_scratch(host), host, ctx.device_info()));
+  return 0;
 }
 
 template <class T>
@@ -49,11 +51,10 @@ index_t larft(const CudaContext& ctx, index_t n, index_t k, const T* v, index_t 
                  cusolverDnXlarft_bufferSize(ctx.solver(), ctx.solver_params(), CUBLAS_DIRECT_FORWARD,
                                              CUBLAS_STOREV_COLUMNWISE, n, k, dt, v, ldv, dt, tau, dt, t, ldt, dt,
                                              &dev, &host));
-  Workspace ws(ctx, "larft", dev, host);
   check_cusolver("cusolverDnXlarft",
                  cusolverDnXlarft(ctx.solver(), ctx.solver_params(), CUBLAS_DIRECT_FORWARD, CUBLAS_STOREV_COLUMNWISE,
-                                  n, k, dt, v, ldv, dt, tau, dt, t, ldt, dt, ws.device.data(), dev, ws.host.data(),
-                                  host));
+                                  n, k, dt, v, ldv, dt, tau, dt, t, ldt, dt, ctx.device_scratch(dev), dev,
+                                  ctx.host_scratch(host), host));
   return 0;
 }
 

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <vector>
 
 struct cublasContext;
 struct cusolverDnContext;
@@ -42,11 +44,22 @@ class Context<Kokkos::Cuda> {
   // Vendor calls are enqueued on the instance's stream: nothing to wait for.
   void before_vendor_call() const {}
 
+  // Scratch of the vendor routines called once per panel or block (geqrf,
+  // larft), kept between calls: allocating and freeing it per call would
+  // synchronize the device each time (cudaFree does), and every later launch
+  // would then wait for the host. Grows, after a fence, when too small.
+  void* device_scratch(std::size_t bytes) const;
+  void* host_scratch(std::size_t bytes) const;
+  int* device_info() const;
+
  private:
   Kokkos::Cuda space_;
   cublasContext* blas_ = nullptr;
   cusolverDnContext* solver_ = nullptr;
   cusolverDnParams* params_ = nullptr;
+  mutable Kokkos::View<char*, Kokkos::CudaSpace> device_scratch_;
+  mutable std::vector<char> host_scratch_;
+  mutable Kokkos::View<int*, Kokkos::CudaSpace> info_;
 };
 #endif
 
