@@ -2,6 +2,7 @@
 // band) with bt_sy2sb, sb2st (band -> tridiagonal) with bt_sb2st. Each is
 // checked as a similarity transform: with Q = bt(I), ||A Q - Q R||_F is small
 // (R the reduced matrix) and Q is unitary.
+#include <limits>
 #include <random>
 
 #include "keig/stages/bt_sb2st.hpp"
@@ -57,20 +58,29 @@ template <class T>
 class Sy2sb : public ::testing::Test {};
 TYPED_TEST_SUITE(Sy2sb, Scalars);
 
-// Sizes around the band width, both triangles, narrow and default bands:
-// the result is banded (nothing below the band is part of B) and similar to A.
+// Sizes around the band width, both triangles, narrow and default bands,
+// both trailing updates: the result is banded (nothing below the band is
+// part of B) and similar to A. The unreferenced triangle holds NaN.
 TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
   using T = TypeParam;
   backends::Context<Space> ctx{Space()};
   for (index_t b : {index_t(1), index_t(3), index_t(8), stages::Sy2sbTuning<Space>::default_band}) {
     for (index_t n : {index_t(1), index_t(2), b - 1, b, b + 1, 2 * b + 3, index_t(97), index_t(150)}) {
       if (n < 1) continue;
-      for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
-        SCOPED_TRACE(describe("sy2sb", n, uplo) + " b=" + std::to_string(b));
+      for (Uplo uplo : {Uplo::Lower, Uplo::Upper})
+      for (stages::Sy2sbUpdate update : {stages::Sy2sbUpdate::Symmetric, stages::Sy2sbUpdate::Full}) {
+        SCOPED_TRACE(describe("sy2sb", n, uplo) + " b=" + std::to_string(b) +
+                     (update == stages::Sy2sbUpdate::Full ? " full" : " symmetric"));
         const auto problem = generate<T>(MatrixKind::Random, n, n + 7);
-        auto a = to_space(problem.a);
+        HostMatrix<T> input("input", n, n);
+        for (index_t j = 0; j < n; ++j)
+          for (index_t i = 0; i < n; ++i)
+            input(i, j) = (uplo == Uplo::Lower ? i >= j : i <= j) ? problem.a(i, j)
+                                                                   : T(std::numeric_limits<real_t<T>>::quiet_NaN());
+        auto a = to_space(input);
         SpaceVector<T> tau("tau", n), work("work", stages::sy2sb_workspace_size<T, Space>(n, b));
-        stages::sy2sb<T, Space>(ctx, uplo, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b);
+        stages::sy2sb<T, Space>(ctx, uplo, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
+                                update);
         auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
         SpaceVector<T> owork("owork", stages::ormtr_workspace_size<T, Space>(n, n, 16));
         stages::bt_sy2sb<T, Space>(ctx, to_matrix<Space>(a), b, to_vector<Space>(tau), to_matrix<Space>(q),
@@ -190,15 +200,127 @@ TYPED_TEST(Sb2st, BlockedMatchesReflectorsOverColumnChunks) {
   }
 }
 
-// The staged sb2st task (device default where b (b + 1) + 3b scalars fit in
-// 48 KB of team scratch) against the in-place one, on every backend: the
-// same similarity contract, and a tridiagonal that agrees to rounding.
-TYPED_TEST(Sb2st, StagedAndGlobalKernelsAgree) {
+// Every block shape and T-factor path of the blocked variant against the
+// reflector kernel: sigma = 1 (one reflector per block), 3 (n - 1 not a
+// multiple of it), 32, 64 (> b) and beyond the n - 1 sweeps (one group);
+// chunks that split m unevenly and that exceed it; Dots and Gram T factors
+// (cut blocks at the bottom and sweeps without step k give tau = 0 columns);
+// three gemms and W = V T folded.
+TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(23);
+  struct Case {
+    index_t n, b, m;
+  };
+  for (const Case c : {Case{131, 3, 13}, Case{203, 8, 7}, Case{150, 32, 9}, Case{97, 64, 5}}) {
+    const index_t n = c.n, b = c.b, m = c.m;
+    const HostMatrix<T> full = random_band<T>(n, b, rng);
+    auto a = to_space(full);
+    SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n), store("store", n, n);
+    SpaceVector<R> d("d", n), e("e", n);
+    SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
+    stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
+    stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                            to_matrix<Space>(store), to_vector<Space>(work));
+    HostMatrix<T> zh("z", n, m);
+    for (index_t j = 0; j < m; ++j)
+      for (index_t i = 0; i < n; ++i) zh(i, j) = random_scalar<T>(rng);
+    auto zr = to_space(zh);
+    stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(zr));
+    const HostMatrix<T> rh = to_host(zr);
+    for (index_t sigma : {index_t(1), index_t(3), index_t(32), index_t(64), n + 5})
+      for (index_t chunk : {index_t(4), index_t(2048)})
+        for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram})
+          for (bool fold : {false, true}) {
+            SCOPED_TRACE("bt_sb2st n=" + std::to_string(n) + " b=" + std::to_string(b) + " m=" + std::to_string(m) +
+                         " sigma=" + std::to_string(sigma) + " chunk=" + std::to_string(chunk) +
+                         (factor == stages::BtSb2stTFactor::Dots ? " dots" : " gram") + (fold ? " fold" : ""));
+            stages::BtSb2stTuning tuning;
+            tuning.sweeps_per_block = sigma;
+            tuning.chunk = chunk;
+            tuning.t_factor = factor;
+            tuning.fold_t = fold;
+            stages::BtSb2stTuning sized = tuning;
+            sized.chunk = std::min(chunk, m);
+            auto zb = to_space(zh);
+            SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size(n, b, sized));
+            stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(zb),
+                                               to_vector<Space>(bwork), tuning);
+            Kokkos::fence();
+            const HostMatrix<T> bh = to_host(zb);
+            double diff = 0;
+            for (index_t j = 0; j < m; ++j)
+              for (index_t i = 0; i < n; ++i) diff += abs_squared(T(bh(i, j) - rh(i, j)));
+            EXPECT_LE(std::sqrt(diff) / (frobenius_norm(zh) * n * double(unit_roundoff<T>())), kContract);
+          }
+  }
+}
+
+// Bad tunings are refused with InvalidArgument naming the field, before Z is
+// touched: sigma = 0, chunk = 0, and a sigma whose T-factor scratch would
+// exceed Kokkos 3.4's 48 KB per team.
+TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
+  using T = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  const index_t n = 40, b = 4, m = 3;
+  SpaceMatrix<T> store("store", n, n), z("z", n, m);
+  Kokkos::deep_copy(z, T(1));
+  SpaceVector<T> work("work", stages::bt_sb2st_workspace_size(n, b));
+  const auto expect_refused = [&](const stages::BtSb2stTuning& tuning, const std::string& argument) {
+    try {
+      stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(z), to_vector<Space>(work),
+                                         tuning);
+      ADD_FAILURE() << "no exception for " << argument;
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), argument);
+    }
+  };
+  stages::BtSb2stTuning tuning;
+  tuning.sweeps_per_block = 0;
+  expect_refused(tuning, "sweeps_per_block");
+  EXPECT_THROW(stages::bt_sb2st_workspace_size(n, b, tuning), InvalidArgument);
+  tuning.sweeps_per_block = -3;
+  expect_refused(tuning, "sweeps_per_block");
+  tuning = stages::BtSb2stTuning{};
+  tuning.chunk = 0;
+  expect_refused(tuning, "chunk");
+  EXPECT_THROW(stages::bt_sb2st_workspace_size(n, b, tuning), InvalidArgument);
+  EXPECT_THROW((stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(z),
+                                                   to_vector<Space>(work), index_t(0))),
+               InvalidArgument);
+  for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram}) {
+    tuning = stages::BtSb2stTuning{};
+    tuning.t_factor = factor;
+    tuning.sweeps_per_block = index_t(1) << 20;
+    expect_refused(tuning, "sweeps_per_block");
+  }
+  const auto zh = to_host(z);
+  for (index_t j = 0; j < m; ++j)
+    for (index_t i = 0; i < n; ++i) EXPECT_EQ(zh(i, j), T(1)) << "Z changed by a refused call";
+}
+
+// The tiled sb2st task (the GPU default) against the in-place one: the same
+// similarity contract, and a tridiagonal that agrees to rounding. Host
+// execution spaces have no team of ceil(b/4)^2 threads: there the tiled
+// kernel must refuse with InvalidArgument, naming the kernel.
+TYPED_TEST(Sb2st, TiledAndGlobalKernelsAgree) {
   using T = TypeParam;
   using R = real_t<T>;
   std::mt19937_64 rng(17);
-  for (index_t b : {index_t(1), index_t(3), index_t(8), index_t(32)}) {
-    for (index_t n : {index_t(2), b + 1, 2 * b + 1, 3 * b + 2, index_t(100), index_t(161)}) {
+  if (!backends::is_cuda_space_v<Space>) {
+    const index_t n = 20, b = 4;
+    SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n);
+    SpaceVector<R> d("d", n), e("e", n);
+    SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
+    EXPECT_THROW((stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                                          Matrix<T, Space>(), to_vector<Space>(work), stages::Sb2stKernel::Tiled)),
+                 InvalidArgument);
+    return;
+  }
+  for (index_t b : {index_t(1), index_t(3), index_t(8), index_t(32), index_t(63), index_t(64)}) {
+    for (index_t n : {index_t(2), b + 1, 2 * b + 1, 3 * b + 2, index_t(100), index_t(161), index_t(300)}) {
       SCOPED_TRACE("sb2st kernels n=" + std::to_string(n) + " b=" + std::to_string(b));
       const HostMatrix<T> full = random_band<T>(n, b, rng);
       auto a = to_space(full);
@@ -209,7 +331,7 @@ TYPED_TEST(Sb2st, StagedAndGlobalKernelsAgree) {
       stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
       Kokkos::deep_copy(ab2, ab);
       stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
-                              to_matrix<Space>(store), to_vector<Space>(work), stages::Sb2stKernel::Staged);
+                              to_matrix<Space>(store), to_vector<Space>(work), stages::Sb2stKernel::Tiled);
       stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab2), to_vector<Space>(d2), to_vector<Space>(e2),
                               to_matrix<Space>(store2), to_vector<Space>(work), stages::Sb2stKernel::Global);
       auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);

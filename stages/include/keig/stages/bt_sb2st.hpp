@@ -170,38 +170,118 @@ struct SweepWave {
 inline constexpr index_t bt_sb2st_sweeps_per_block = 32;
 inline constexpr index_t bt_sb2st_chunk_default = 2048;
 
+// How the blocked variant forms each block's T (LAPACK ?larft, forward, columnwise):
+// Dots: one team per block walks the sigma columns, each step a dot product per
+//   earlier column over V's rows and a triangular mat-vec (two barriers a step).
+// Gram: G = V^H V for all blocks of a wave as one batched gemm, then T from
+//   T^{-1} = diag(1/tau) + striu(G) (Puglisi; Joffrain et al. 2006) by rows:
+//   row j needs only its own earlier entries, so no barrier between columns and
+//   tau = 0 needs no special case (its row and column of T stay zero).
+enum class BtSb2stTFactor { Dots, Gram };
+
+// Block shape of the blocked variant (bt_sb2st_blocked). Larger sigma means
+// fewer waves and fatter gemms (V^H Z is sigma x chunk x (b + sigma - 1)) for
+// (b + sigma - 1) / b the flops; chunk bounds X and Y (sigma x chunk per block
+// of a wave). sigma beyond the n - 1 sweeps runs as sigma = n - 1.
+struct BtSb2stTuning {
+  index_t sweeps_per_block = bt_sb2st_sweeps_per_block;  // sigma
+  index_t chunk = bt_sb2st_chunk_default;
+  BtSb2stTFactor t_factor = BtSb2stTFactor::Gram;
+  // Z -= (V T) (V^H Z): W = V T once per block and wave, then two gemms per
+  // chunk instead of three (no Y round trip). W replaces Y in the workspace.
+  bool fold_t = false;
+  // Benchmark only (keig-bench --suite bt_sb2st): form V and T (and W) per
+  // wave but skip the gemms on Z, which is left unchanged; the difference to a
+  // full run is the time of the Z gemms.
+  bool t_factor_only = false;
+};
+
+// The shape keig uses for m wanted columns (keig-bench --suite bt_sb2st on
+// the H200, n = m = 16384, b = 64: sigma = 64 with W = V T and Gram T took
+// 1.16 s; sigma = 32 1.34 s, sigma = 128 1.82 s; the former sigma = 32,
+// Dots, three gemms in chunks of 2048 2.29 s). Chunks of at most 8192
+// columns keep X and W at O(n chunk) (about n/2 rows of blocks per wave).
+template <class ExecSpace>
+BtSb2stTuning bt_sb2st_default_tuning(index_t m) {
+  BtSb2stTuning tuning;
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+    tuning.sweeps_per_block = 64;
+    tuning.fold_t = true;
+    tuning.chunk = m < 8192 ? (m > 0 ? m : 1) : 8192;
+  }
+  return tuning;
+}
+
+namespace detail {
+
+// Effective sigma: the n - 1 sweeps at most (one group), 1 at least.
+inline index_t bt_sb2st_sigma(index_t n, index_t sigma) {
+  const index_t sweeps = n > 1 ? n - 1 : 1;
+  return sigma < sweeps ? sigma : sweeps;
+}
+
+inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
+  if (tuning.sweeps_per_block < 1)
+    throw InvalidArgument("sweeps_per_block", "bt_sb2st: sweeps per block (sigma) must be >= 1, got " +
+                                                  std::to_string(tuning.sweeps_per_block));
+  if (tuning.chunk < 1)
+    throw InvalidArgument("chunk", "bt_sb2st: the column chunk must be >= 1, got " + std::to_string(tuning.chunk));
+}
+
+// Level-0 team scratch of the T-factor kernels for sigma (the larger of the
+// two kernels a T factor uses); Kokkos 3.4 allows 48 KB per team on every
+// backend keig supports (the same margin as sb2st's staged_fits).
+template <class T, class ExecSpace>
+size_t bt_sb2st_scratch_bytes(index_t sigma, BtSb2stTFactor factor) {
+  using Scratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const size_t columns = TeamBlockColumns<T, ExecSpace>::scratch_bytes(sigma), u = Scratch::shmem_size(sigma);
+  return factor == BtSb2stTFactor::Dots ? columns + u : (columns > u ? columns : u);
+}
+inline constexpr size_t bt_sb2st_scratch_limit = 48 * 1024 - 512;
+
+}  // namespace detail
+
 // Most blocks of one wave: a wave holds one block per group with k of one
 // parity, so at most min(groups, kmax / 2 + 1).
-inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) {
-  constexpr index_t sigma = bt_sb2st_sweeps_per_block;
+inline index_t bt_sb2st_wave_blocks(index_t n, index_t b, const BtSb2stTuning& tuning) {
+  detail::check_bt_sb2st_tuning(tuning);
+  const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
   if (n < 2 || b < 1) return 1;
   const index_t groups = (n - 2) / sigma + 1, half = (sb2st_steps(n, b, 0) - 1) / 2 + 1;
   return groups < half ? groups : half;
 }
+inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) { return bt_sb2st_wave_blocks(n, b, BtSb2stTuning{}); }
 
-// Workspace of the blocked variant (elements of T) for gemms of `chunk`
-// columns: per block of one wave its T (sigma x sigma), V ((b + sigma - 1) x
-// sigma), X and Y (sigma x chunk). O(n (b + sigma + chunk)).
-inline index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
-  constexpr index_t sigma = bt_sb2st_sweeps_per_block;
+// Workspace of the blocked variant (elements of T) for gemms of tuning.chunk
+// columns (a tuning with chunk = min(chunk, m) is enough for m columns): per
+// block of one wave its T (sigma x sigma), V ((b + sigma - 1) x sigma), X
+// (sigma x chunk) and Y (sigma x chunk; with fold_t W = V T instead).
+// O(n (b + sigma + chunk)).
+inline index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tuning) {
+  const index_t slots = bt_sb2st_wave_blocks(n, b, tuning);  // validates the tuning
+  const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
   const index_t ldv = (b > 0 ? b : 1) + sigma - 1;
-  return bt_sb2st_wave_blocks(n, b) * sigma * (sigma + ldv + 2 * (chunk > 0 ? chunk : 1));
+  return slots * sigma * (sigma + ldv + tuning.chunk + (tuning.fold_t ? ldv : tuning.chunk));
 }
-inline index_t bt_sb2st_workspace_size(index_t n, index_t b) {
-  return bt_sb2st_workspace_size(n, b, bt_sb2st_chunk_default);
+inline index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
+  BtSb2stTuning tuning;
+  tuning.chunk = chunk > 0 ? chunk : 1;
+  return bt_sb2st_workspace_size(n, b, tuning);
 }
+inline index_t bt_sb2st_workspace_size(index_t n, index_t b) { return bt_sb2st_workspace_size(n, b, BtSb2stTuning{}); }
 
-// Per wave: one kernel forms every block's V (dense, zero outside the
-// parallelogram) and T; then, per chunk of Z's columns, three batched gemms
-// X = V^H Z, Y = T X, Z -= V Y over the blocks of full height b + sigma - 1.
-// Blocks cut by the bottom of the matrix (len < b + sigma - 1) get single
-// gemms of height len, so no gemm touches rows outside its block's.
+// Per wave: form every block's V (dense, zero outside the parallelogram) and
+// T in team kernels (plus the batched gemm G = V^H V for Gram; plus W = V T
+// for fold_t); then, per chunk of Z's columns, batched gemms X = V^H Z,
+// Y = T X, Z -= V Y (fold_t: Z -= W X) over the blocks of full height
+// b + sigma - 1. Blocks cut by the bottom of the matrix (len < b + sigma - 1)
+// get single gemms of height len, so no gemm touches rows outside its block's.
 // The pointer arrays of all waves and chunks are built on the host and copied
-// once. work: bt_sb2st_workspace_size(n, b, min(chunk, m)) entries or more.
+// once. work: bt_sb2st_workspace_size(n, b, tuning with chunk = min(chunk, m))
+// entries or more.
 template <class T, class ExecSpace>
 void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const Matrix<T, ExecSpace>& reflectors,
-                      const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work,
-                      index_t chunk = bt_sb2st_chunk_default) {
+                      const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work, const BtSb2stTuning& tuning) {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -210,26 +290,42 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const ExecSpace& space = ctx.space();
   const index_t n = z.extent(0), m = z.extent(1);
   if (b < 1) throw InvalidArgument("b", "bt_sb2st: the half-bandwidth must be >= 1, got " + std::to_string(b));
-  if (chunk < 1)
-    throw InvalidArgument("chunk", "bt_sb2st: the column chunk must be >= 1, got " + std::to_string(chunk));
+  detail::check_bt_sb2st_tuning(tuning);
+  if (detail::bt_sb2st_scratch_bytes<T, ExecSpace>(tuning.sweeps_per_block, tuning.t_factor) >
+      detail::bt_sb2st_scratch_limit) {
+    index_t most = 1;  // the largest sigma that fits, for the message
+    while (detail::bt_sb2st_scratch_bytes<T, ExecSpace>(2 * most, tuning.t_factor) <= detail::bt_sb2st_scratch_limit)
+      most *= 2;
+    for (index_t step = most / 2; step > 0; step /= 2)
+      if (detail::bt_sb2st_scratch_bytes<T, ExecSpace>(most + step, tuning.t_factor) <= detail::bt_sb2st_scratch_limit)
+        most += step;
+    throw InvalidArgument("sweeps_per_block",
+                          "bt_sb2st: sigma = " + std::to_string(tuning.sweeps_per_block) +
+                              " needs more than 48 KB of team scratch in the T-factor kernel; at most " +
+                              std::to_string(most) + " for this scalar and T factor");
+  }
   if (static_cast<index_t>(reflectors.extent(0)) < n || static_cast<index_t>(reflectors.extent(1)) < n)
     throw InvalidArgument("reflectors", "bt_sb2st: needs sb2st's n x n reflector storage");
-  const index_t cw = chunk < m ? chunk : (m > 0 ? m : 1);  // columns per gemm
-  if (static_cast<index_t>(work.extent(0)) < bt_sb2st_workspace_size(n, b, cw))
-    throw InvalidArgument("work", "bt_sb2st: needs bt_sb2st_workspace_size(n, b) entries");
+  const index_t cw = tuning.chunk < m ? tuning.chunk : (m > 0 ? m : 1);  // columns per gemm
+  BtSb2stTuning sized = tuning;
+  sized.chunk = cw;
+  if (static_cast<index_t>(work.extent(0)) < bt_sb2st_workspace_size(n, b, sized))
+    throw InvalidArgument("work", "bt_sb2st: needs bt_sb2st_workspace_size(n, b, tuning) entries");
   if (n < 2 || m == 0) return;
-  constexpr index_t sigma = bt_sb2st_sweeps_per_block;
+  const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
+  const bool dots = tuning.t_factor == BtSb2stTFactor::Dots, fold = tuning.fold_t;
   constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
   const index_t ldv = b + sigma - 1, ldz = leading_dimension(z);
   const size_t column_bytes = Columns::scratch_bytes(sigma);
   const detail::SweepBlock<T, ExecSpace> blocks{reflectors, n, b, sigma};
   const index_t groups = (n - 2) / sigma + 1, kmax = sb2st_steps(n, b, 0) - 1;
-  const index_t slots = bt_sb2st_wave_blocks(n, b), chunks = (m + cw - 1) / cw;
-  // Block p of a wave keeps T, V, X, Y at position p of these.
+  const index_t slots = bt_sb2st_wave_blocks(n, b, sized), chunks = (m + cw - 1) / cw;
+  // Block p of a wave keeps T, V, X and Y (or W) at position p of these.
+  const index_t last = fold ? ldv * sigma : sigma * cw;
   T* const tbase = work.data();
   T* const vbase = tbase + slots * sigma * sigma;
   T* const xbase = vbase + slots * ldv * sigma;
-  T* const ybase = xbase + slots * sigma * cw;
+  T* const ybase = xbase + slots * sigma * cw;  // Y, or W with fold_t
   const Matrix<T, ExecSpace> tbuf(tbase, sigma * sigma, slots), vbuf(vbase, ldv * sigma, slots);
 
   // Host plan: each wave's existing blocks, full-height ones first.
@@ -268,7 +364,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     full_total += w.full;
     waves.push_back(w);
   }
-  // [V | T | X | Y] pointers of positions 0..slots-1 (the same for every
+  // [V | T | X | Y or W] pointers of positions 0..slots-1 (the same for every
   // wave), each entry's slot, then Z pointers per chunk of full-height blocks.
   const index_t slot_base = 4 * slots, zbase = slot_base + static_cast<index_t>(entries.size());
   const auto plan = allocate_vector<std::uintptr_t>(space, "keig::bt_sb2st::plan", zbase + chunks * full_total);
@@ -278,7 +374,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     plan_h(p) = address(vbase + p * ldv * sigma);
     plan_h(slots + p) = address(tbase + p * sigma * sigma);
     plan_h(2 * slots + p) = address(xbase + p * sigma * cw);
-    plan_h(3 * slots + p) = address(ybase + p * sigma * cw);
+    plan_h(3 * slots + p) = address(ybase + p * last);
   }
   for (size_t i = 0; i < entries.size(); ++i) plan_h(slot_base + i) = static_cast<std::uintptr_t>(entries[i].slot);
   for (const WavePlan& w : waves)
@@ -290,25 +386,32 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   T* const* const vp = ptrs;
   T* const* const tp = ptrs + slots;
   T* const* const xp = ptrs + 2 * slots;
-  T* const* const yp = ptrs + 3 * slots;
+  T* const* const yp = ptrs + 3 * slots;  // W with fold_t
 
+  // Dots: 64 threads share each column's dot products (as before). Gram: the
+  // V copy is the only work of the first kernel, so more threads; the row
+  // recurrence wants one thread per row of T.
+  const int v_team = device ? (dots ? 64 : 128) : 1;
+  const int t_team = device ? static_cast<int>(sigma <= 32 ? 32 : (sigma >= 128 ? 128 : (sigma + 31) / 32 * 32)) : 1;
   for (const WavePlan& w : waves) {
     const detail::SweepWave wave = w.wave;
     const index_t first = slot_base + w.first;
-    // 1. V explicitly and T (LAPACK ?larft, forward, columnwise) per block.
+    // 1. V explicitly (and, with Dots, T) per block.
     Kokkos::parallel_for(
-        "keig::bt_sb2st::larft",
-        Kokkos::TeamPolicy<ExecSpace>(space, w.entries, device ? 64 : 1)
-            .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(sigma, 1) + column_bytes)),
+        dots ? "keig::bt_sb2st::larft" : "keig::bt_sb2st::form_v",
+        Kokkos::TeamPolicy<ExecSpace>(space, w.entries, v_team)
+            .set_scratch_size(0, Kokkos::PerTeam((dots ? Scratch::shmem_size(sigma, 1) : 0) + column_bytes)),
         KOKKOS_LAMBDA(const Team& team) {
           const index_t p = team.league_rank();
           const index_t slot = static_cast<index_t>(plan(first + p));
           const index_t g = wave.group(slot), k = wave.step(slot);
           const auto sh = blocks.shape(g, k);
-          Scratch u(team.team_scratch(0), sigma, 1);
+          Scratch u;  // Dots only; first in scratch, where the widest alignment is
+          if (dots) u = Scratch(team.team_scratch(0), sigma, 1);
           const Columns V(team, blocks, sh, k);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ldv * sigma),
                                [&](const index_t q) { vbuf(q, p) = V.v(q % ldv, q / ldv); });
+          if (!dots) return;
           auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, p); };
           for (index_t i = 0; i < sigma; ++i) {
             const T ti = V.tau(i);
@@ -331,6 +434,50 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
             team.team_barrier();
           }
         });
+    if (!dots) {
+      // 1b. G = V^H V into each block's T buffer (V is zero outside the
+      // parallelogram and below the matrix, so cut blocks need no own gemm).
+      backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, sigma, ldv, T(1), vp, ldv, vp, ldv,
+                                           T(0), tp, sigma, w.entries);
+      // 1c. T in place: row j of T (upper triangle) reads its own earlier
+      // entries and G(l, i) = conj(G(i, l)) from the strict lower triangle,
+      // which no row writes until the final barrier.
+      using Taus = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      Kokkos::parallel_for(
+          "keig::bt_sb2st::t_from_gram",
+          Kokkos::TeamPolicy<ExecSpace>(space, w.entries, t_team).set_scratch_size(0, Kokkos::PerTeam(Taus::shmem_size(sigma))),
+          KOKKOS_LAMBDA(const Team& team) {
+            const index_t p = team.league_rank();
+            const index_t slot = static_cast<index_t>(plan(first + p));
+            const index_t g = wave.group(slot), k = wave.step(slot);
+            const auto sh = blocks.shape(g, k);
+            Taus taus(team.team_scratch(0), sigma);
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t j) {
+              index_t len, col;
+              blocks.column(sh, k, j, len, col);
+              taus(j) = len > 0 ? blocks.reflectors(k * b, col) : T(0);
+            });
+            team.team_barrier();
+            auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, p); };
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t j) {
+              t(j, j) = taus(j);
+              for (index_t i = j + 1; i < sigma; ++i) {
+                T acc = T(0);  // T(j, j:i-1) G(j:i-1, i)
+                for (index_t l = j; l < i; ++l) acc += t(j, l) * conjugate(t(i, l));
+                t(j, i) = -taus(i) * acc;
+              }
+            });
+            team.team_barrier();
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma * sigma), [&](const index_t q) {
+              if (q % sigma > q / sigma) tbuf(q, p) = T(0);
+            });
+          });
+    }
+    // 1d. W = V T once per block, reused by every chunk.
+    if (fold)
+      backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, sigma, sigma, T(1), vp, ldv, tp, sigma,
+                                           T(0), yp, ldv, w.entries);
+    if (tuning.t_factor_only) continue;
     // 2. Z(rows, chunk) -= V (T (V^H Z(rows, chunk))): BLAS-3 on tensor cores.
     for (index_t c = 0; c < chunks; ++c) {
       const index_t c0 = c * cw, cols = c0 + cw < m ? cw : m - c0;
@@ -338,26 +485,46 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
         T* const* const zp = ptrs + zbase + c * full_total + w.zfirst;
         backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, cols, ldv, T(1), vp, ldv, zp, ldz,
                                              T(0), xp, sigma, w.full);
-        backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, sigma, cols, sigma, T(1), tp, sigma, xp,
-                                             sigma, T(0), yp, sigma, w.full);
-        backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, cols, sigma, T(-1), vp, ldv, yp,
-                                             sigma, T(1), zp, ldz, w.full);
+        if (fold) {
+          backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, cols, sigma, T(-1), yp, ldv, xp,
+                                               sigma, T(1), zp, ldz, w.full);
+        } else {
+          backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, sigma, cols, sigma, T(1), tp, sigma, xp,
+                                               sigma, T(0), yp, sigma, w.full);
+          backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, cols, sigma, T(-1), vp, ldv, yp,
+                                               sigma, T(1), zp, ldz, w.full);
+        }
       }
       for (index_t p = w.full; p < w.entries; ++p) {
         const Entry& e = entries[w.first + p];
         const auto zb = make_matrix<T, ExecSpace>(z.data() + e.row0 + c0 * ldz, e.len, cols, ldz);
         const auto v = make_matrix<T, ExecSpace>(vbase + p * ldv * sigma, e.len, sigma, ldv);
-        const auto tm = make_matrix<T, ExecSpace>(tbase + p * sigma * sigma, sigma, sigma, sigma);
         const auto x = make_matrix<T, ExecSpace>(xbase + p * sigma * cw, sigma, cols, sigma);
-        const auto y = make_matrix<T, ExecSpace>(ybase + p * sigma * cw, sigma, cols, sigma);
         backends::gemm<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, T(1), v, zb, T(0), x);
-        backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(1), tm, x, T(0), y);
-        backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), v, y, T(1), zb);
+        if (fold) {
+          const auto wm = make_matrix<T, ExecSpace>(ybase + p * last, e.len, sigma, ldv);
+          backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), wm, x, T(1), zb);
+        } else {
+          const auto tm = make_matrix<T, ExecSpace>(tbase + p * sigma * sigma, sigma, sigma, sigma);
+          const auto y = make_matrix<T, ExecSpace>(ybase + p * last, sigma, cols, sigma);
+          backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(1), tm, x, T(0), y);
+          backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), v, y, T(1), zb);
+        }
       }
     }
   }
   // plan_h (the copy's source) and plan (the gemms' pointers) must outlive the queued work.
   space.fence();
+}
+
+// The former signature: sigma = 32 and the given chunk, default T factor.
+template <class T, class ExecSpace>
+void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const Matrix<T, ExecSpace>& reflectors,
+                      const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work,
+                      index_t chunk = bt_sb2st_chunk_default) {
+  BtSb2stTuning tuning;
+  tuning.chunk = chunk;
+  bt_sb2st_blocked<T, ExecSpace>(ctx, b, reflectors, z, work, tuning);
 }
 
 // The faster variant per backend, measured with keig-bench (README
@@ -366,12 +533,17 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
 // flops cost 6x at n = 4000 on 2 cores). Not re-measured with keig-bench
 // since the gemm apply; a quick 2-core check (double, b = 32, m = n) gave
 // 1.2 s vs 2.3 s at n = 2000 and 17 s vs 19 s at n = 4000 for blocked vs reflectors.
-// work: bt_sb2st_workspace_size(n, b).
+// work: bt_sb2st_workspace_size(n, b, tuning); hosts ignore the tuning.
+template <class T, class ExecSpace>
+void bt_sb2st(const backends::Context<ExecSpace>& ctx, index_t b, const Matrix<T, ExecSpace>& reflectors,
+              const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work, const BtSb2stTuning& tuning) {
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) bt_sb2st_blocked<T, ExecSpace>(ctx, b, reflectors, z, work, tuning);
+  else bt_sb2st_reflectors<T, ExecSpace>(ctx.space(), b, reflectors, z);
+}
 template <class T, class ExecSpace>
 void bt_sb2st(const backends::Context<ExecSpace>& ctx, index_t b, const Matrix<T, ExecSpace>& reflectors,
               const Matrix<T, ExecSpace>& z, const Vector<T, ExecSpace>& work) {
-  if constexpr (backends::is_cuda_space_v<ExecSpace>) bt_sb2st_blocked<T, ExecSpace>(ctx, b, reflectors, z, work);
-  else bt_sb2st_reflectors<T, ExecSpace>(ctx.space(), b, reflectors, z);
+  bt_sb2st<T, ExecSpace>(ctx, b, reflectors, z, work, BtSb2stTuning{});
 }
 
 }  // namespace keig::stages

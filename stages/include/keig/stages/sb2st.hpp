@@ -33,9 +33,12 @@
 
 namespace keig::stages {
 
-// Task kernels: blocks updated in place in the band (Global, what Auto runs)
-// or staged in team scratch (Staged, when b (b + 1) + 3b scalars fit).
-enum class Sb2stKernel { Auto, Global, Staged };
+// Task kernels. Global: one team walks b-long loops over the band in place
+// (any execution space). Tiled: every thread of a ceil(b/4)^2 team owns a
+// 4 x 4 tile of the bulge block and of the diagonal block in registers, so a
+// task is one round trip to memory plus team reductions (GPUs, b <= 128).
+// Auto: Tiled where it is available, else Global.
+enum class Sb2stKernel { Auto, Global, Tiled };
 
 // Rows of the band storage sb2st works in: the band and the bulges.
 inline index_t sb2st_band_rows(index_t b) { return 2 * b + 1; }
@@ -77,14 +80,8 @@ struct BulgeChase {
   Matrix<T, ExecSpace> store;       // reflectors out (empty: not stored)
   Vector<T, ExecSpace> ring;        // reflector of each sweep in flight
   index_t n, b, t, s_hi, slots;
-  bool staged;                      // blocks staged in team scratch (staged_fits)
 
-  // Staged: one b x (b+1) block (the bulge block, then the diagonal block;
-  // odd leading dimension against bank conflicts) besides v, w, vp.
-  static size_t block_bytes(index_t b) { return Scratch::shmem_size(b * (b + 1)); }
-  static size_t scratch_bytes(index_t b, bool staged) { return 3 * Scratch::shmem_size(b) + (staged ? block_bytes(b) : 0); }
-  // Level-0 scratch is 48 KB per team on every Kokkos version keig supports.
-  static bool staged_fits(index_t b) { return scratch_bytes(b, true) + 512 <= 48 * 1024; }
+  static size_t scratch_bytes(index_t b) { return 3 * Scratch::shmem_size(b); }
 
   // A(i, j), i >= j (lower storage).
   KOKKOS_INLINE_FUNCTION T& at(index_t i, index_t j) const { return ab(i - j, j); }
@@ -146,100 +143,12 @@ struct BulgeChase {
     team.team_barrier();
   }
 
-  // The staged task: every block is read from the band once, with all of
-  // the team's loads in flight (element-parallel), updated in team scratch
-  // and written back once. The global version above walks b-long loops of
-  // dependent band loads per thread; this is what bounds a wave's latency.
-  // Bulge block C = A(q:q+L, p0:p0+b) in scratch, ld = b + 1.
-  KOKKOS_INLINE_FUNCTION void staged_bulge(const Team& team, index_t p0, index_t q, index_t L, T tau_p,
-                                           const Scratch& vp, const Scratch& v, const Scratch& cs, T& tau,
-                                           R& beta) const {
-    const index_t ld = b + 1;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * b), [&](const index_t p) {
-      const index_t r = p % L, c = p / L;
-      cs(r + c * ld) = ab(b + r - c, p0 + c);  // = A(q + r, p0 + c)
-    });
-    team.team_barrier();
-    // C := C H_prev (fills the block).
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t r) {
-      T y = T(0);
-      for (index_t c = 0; c < b; ++c) y += cs(r + c * ld) * vp(c);
-      y *= tau_p;
-      for (index_t c = 0; c < b; ++c) cs(r + c * ld) -= y * conjugate(vp(c));
-    });
-    team.team_barrier();
-    // Reflector annihilating C's first column below its top entry.
-    R xn2 = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, index_t(1), L), [&](const index_t i, R& acc) { acc += abs_squared(cs(i)); }, xn2);
-    const T alpha = cs(0);
-    T scale;
-    householder(alpha, xn2, tau, scale, beta);
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, index_t(1), L), [&](const index_t i) {
-      v(i) = cs(i) * scale;
-      cs(i) = T(0);
-    });
-    Kokkos::single(Kokkos::PerTeam(team), [&]() {
-      v(0) = T(1);
-      cs(0) = T(beta);
-    });
-    team.team_barrier();
-    // C(:, 1:b) := H^H C(:, 1:b).
-    const T tau_c = conjugate(tau);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, index_t(1), b), [&](const index_t c) {
-      T z = T(0);
-      for (index_t r = 0; r < L; ++r) z += conjugate(v(r)) * cs(r + c * ld);
-      z *= tau_c;
-      for (index_t r = 0; r < L; ++r) cs(r + c * ld) -= v(r) * z;
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * b), [&](const index_t p) {
-      const index_t r = p % L, c = p / L;
-      ab(b + r - c, p0 + c) = cs(r + c * ld);
-    });
-    team.team_barrier();
-  }
-
-  // two_sided with the diagonal block mirrored into scratch (ld = b + 1).
-  KOKKOS_INLINE_FUNCTION void staged_two_sided(const Team& team, index_t q, index_t L, T tau, const Scratch& v,
-                                               const Scratch& w, const Scratch& ds) const {
-    const index_t ld = b + 1;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * L), [&](const index_t p) {
-      const index_t i = p % L, j = p / L;
-      if (i >= j) ds(i + j * ld) = ab(i - j, q + j);
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * L), [&](const index_t p) {
-      const index_t i = p % L, j = p / L;
-      if (i < j) ds(i + j * ld) = conjugate(ds(j + i * ld));
-    });
-    team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) {
-      T sum = T(0);
-      for (index_t j = 0; j < L; ++j) sum += ds(i + j * ld) * v(j);
-      w(i) = sum;
-    });
-    team.team_barrier();
-    rank2_direction(team, L, tau, v, w);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L * L), [&](const index_t p) {
-      const index_t i = p % L, j = p / L;
-      if (i >= j) {
-        const T updated = ds(i + j * ld) - v(i) * conjugate(w(j)) - w(i) * conjugate(v(j));
-        ab(i - j, q + j) = i == j ? T(real_part(updated)) : updated;
-      }
-    });
-    team.team_barrier();
-  }
-
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
     const index_t s = s_hi - team.league_rank();
     const index_t k = t - 3 * s;
     if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
     T* slot = ring.data() + (s % slots) * (b + 1);
     Scratch v(team.team_scratch(0), b), w(team.team_scratch(0), b), vp(team.team_scratch(0), b);
-    // One staged block, used for the bulge block and then the diagonal block.
-    const Scratch blk = staged ? Scratch(team.team_scratch(0), b * (b + 1)) : Scratch();
     index_t q, L;  // the new reflector acts on rows [q, q+L)
     T tau;
     R beta;
@@ -255,9 +164,6 @@ struct BulgeChase {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b), [&](const index_t i) { vp(i) = slot[1 + i]; });
       const T tau_p = slot[0];
       team.team_barrier();
-      if (staged) {
-        staged_bulge(team, p0, q, L, tau_p, vp, v, blk, tau, beta);
-      } else {
       // Bulge block C = A(q:q+L, p0:p0+b) := C H_prev (fills it).
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t r) {
         T y = T(0);
@@ -276,13 +182,8 @@ struct BulgeChase {
         for (index_t r = 0; r < L; ++r) at(q + r, p0 + c) -= v(r) * z;
       });
       team.team_barrier();
-      }
     }
-    if (staged) {
-      staged_two_sided(team, q, L, tau, v, w, blk);
-    } else {
-      two_sided(team, q, L, tau, v, w);
-    }
+    two_sided(team, q, L, tau, v, w);
     // Hand the reflector to step k+1 (and to the back-transformation).
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b), [&](const index_t i) { slot[1 + i] = i < L ? v(i) : T(0); });
     Kokkos::single(Kokkos::PerTeam(team), [&]() { slot[0] = tau; });
@@ -292,6 +193,195 @@ struct BulgeChase {
         store(row + i, col) = i == 0 ? tau : v(i);
       });
     }
+  }
+};
+
+// The same task (s, k) with register tiles (Sb2stKernel::Tiled). The wave's
+// latency is the task's: the global kernel's b-long loops of dependent band
+// loads and read-modify-writes cost one memory round trip per iteration
+// (about 45 us per wave on the H200 at b = 64). Here thread (rg, cg) of a
+// G x G team (G = ceil(b / 4)) loads the elements (rg + G i, cg + G j),
+// i, j < 4, of the bulge block C and of the diagonal block D once, at the
+// start, all loads in flight together; every product the task needs (C vp,
+// v^H C, D v) is a register partial per thread, summed over the G partials
+// of a row or column in team scratch; the blocks go back to the band once.
+template <class T, class ExecSpace>
+struct BulgeChaseTiled {
+  using R = real_t<T>;
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int tile = 4;
+
+  Matrix<T, ExecSpace> ab;
+  Vector<real_t<T>, ExecSpace> e;
+  Matrix<T, ExecSpace> store;
+  Vector<T, ExecSpace> ring;
+  index_t n, b, t, s_hi, slots;
+  int g;  // G: the team is G x G threads
+
+  static index_t grid(index_t b) { return (b + tile - 1) / tile; }
+  static index_t team_size(index_t b) { return grid(b) * grid(b); }
+  // vp, v, column, reduced vector, w (b each); row and column partials (G b each).
+  static size_t scratch_bytes(index_t b) { return 5 * Scratch::shmem_size(b) + 2 * Scratch::shmem_size(grid(b) * b); }
+  // Devices only (a team of G^2 threads, each with its own registers), a
+  // team of at most 1024 threads and level-0 scratch within 48 KB.
+  static bool available(index_t b) {
+    return backends::is_cuda_space_v<ExecSpace> && b >= 1 && team_size(b) <= 1024 &&
+           scratch_bytes(b) + 512 <= 48 * 1024;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const index_t s = s_hi - team.league_rank();
+    const index_t k = t - 3 * s;
+    if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
+    const int tid = team.team_rank(), rg = tid % g, cg = tid / g, bb = static_cast<int>(b), nt = g * g;
+    T* slot = ring.data() + (s % slots) * (b + 1);
+    const Scratch vp(team.team_scratch(0), b), v(team.team_scratch(0), b), column(team.team_scratch(0), b);
+    const Scratch red(team.team_scratch(0), b), w(team.team_scratch(0), b);
+    const Scratch rows(team.team_scratch(0), g * b), cols(team.team_scratch(0), g * b);
+    const index_t p0 = s + 1 + (k - 1) * b;  // k >= 1: rows of the previous reflector [p0, p0 + b)
+    const index_t q = k == 0 ? s + 1 : p0 + b;
+    const int L = static_cast<int>(b < n - q ? b : n - q);  // the new reflector acts on rows [q, q + L)
+
+    // Every load of the task, issued together: D's lower tile, and C's tile
+    // (k >= 1) or the column to annihilate (k = 0).
+    T dt[tile][tile], ct[tile][tile];
+    for (int i = 0; i < tile; ++i)
+      for (int j = 0; j < tile; ++j) {
+        const int r = rg + g * i, c = cg + g * j;
+        dt[i][j] = (r < L && c <= r) ? ab(r - c, q + c) : T(0);
+        ct[i][j] = (k > 0 && r < L && c < bb) ? ab(bb + r - c, p0 + c) : T(0);  // C(r, c) = A(q + r, p0 + c)
+      }
+    T tau_p = T(0);
+    // Vectors of length b or L are strided over the G^2 threads (fewer than
+    // b when b < 16).
+    if (k > 0) {
+      for (int i = tid; i < bb; i += nt) vp(i) = slot[1 + i];
+      tau_p = slot[0];
+    } else {
+      for (int i = tid; i < L; i += nt) column(i) = ab(1 + i, s);  // A(q + i, s)
+    }
+    team.team_barrier();
+
+    if (k > 0) {
+      // C := C H_prev = C - tau_p (C vp) vp^H.
+      for (int i = 0; i < tile; ++i) {
+        const int r = rg + g * i;
+        T acc = T(0);
+        for (int j = 0; j < tile; ++j) {
+          const int c = cg + g * j;
+          if (c < bb) acc += ct[i][j] * vp(c);
+        }
+        if (r < bb) rows(cg * bb + r) = acc;
+      }
+      team.team_barrier();
+      for (int i = tid; i < L; i += nt) {
+        T y = T(0);
+        for (int h = 0; h < g; ++h) y += rows(h * bb + i);
+        red(i) = tau_p * y;
+      }
+      team.team_barrier();
+      for (int i = 0; i < tile; ++i)
+        for (int j = 0; j < tile; ++j) {
+          const int r = rg + g * i, c = cg + g * j;
+          if (r < L && c < bb) ct[i][j] -= red(r) * conjugate(vp(c));
+        }
+      if (cg == 0)
+        for (int i = 0; i < tile; ++i) {
+          const int r = rg + g * i;
+          if (r < L) column(r) = ct[i][0];
+        }
+      team.team_barrier();
+    }
+
+    // The reflector annihilating column(1:L) (every thread computes the same
+    // norm from scratch: no reduction, no barrier).
+    R xn2 = 0;
+    for (int r = 1; r < L; ++r) xn2 += abs_squared(column(r));
+    T tau, scale;
+    R beta;
+    householder(column(0), xn2, tau, scale, beta);
+    for (int i = tid; i < bb; i += nt) v(i) = i == 0 ? T(1) : (i < L ? column(i) * scale : T(0));
+    if (k == 0) {
+      for (int i = tid; i < L; i += nt) ab(1 + i, s) = i == 0 ? T(beta) : T(0);
+      if (tid == 0) e(s) = beta;
+    }
+    team.team_barrier();
+
+    if (k > 0) {
+      // C(:, 1:b) := H^H C(:, 1:b) = C - conj(tau) v (v^H C); C(:, 0) = beta e_1.
+      for (int j = 0; j < tile; ++j) {
+        const int c = cg + g * j;
+        T acc = T(0);
+        for (int i = 0; i < tile; ++i) {
+          const int r = rg + g * i;
+          if (r < L) acc += conjugate(v(r)) * ct[i][j];
+        }
+        if (c < bb) cols(rg * bb + c) = acc;
+      }
+      team.team_barrier();
+      for (int i = tid; i < bb; i += nt) {
+        T z = T(0);
+        for (int h = 0; h < g; ++h) z += cols(h * bb + i);
+        red(i) = conjugate(tau) * z;
+      }
+      team.team_barrier();
+      for (int i = 0; i < tile; ++i)
+        for (int j = 0; j < tile; ++j) {
+          const int r = rg + g * i, c = cg + g * j;
+          if (r < L && c < bb)
+            ab(bb + r - c, p0 + c) = c == 0 ? (r == 0 ? T(beta) : T(0)) : ct[i][j] - v(r) * red(c);
+        }
+    }
+
+    // D := H^H D H: p = D v from the lower tile (each stored entry adds to
+    // its row and, mirrored, to its column), w = tau p - 1/2 |tau|^2 (v^H p) v,
+    // D -= v w^H + w v^H.
+    for (int i = 0; i < tile; ++i) {
+      const int r = rg + g * i;
+      T acc = T(0);
+      for (int j = 0; j < tile; ++j) {
+        const int c = cg + g * j;
+        if (r < L && c <= r) acc += dt[i][j] * v(c);
+      }
+      if (r < bb) rows(cg * bb + r) = acc;
+    }
+    for (int j = 0; j < tile; ++j) {
+      const int c = cg + g * j;
+      T acc = T(0);
+      for (int i = 0; i < tile; ++i) {
+        const int r = rg + g * i;
+        if (r < L && c < r) acc += conjugate(dt[i][j]) * v(r);
+      }
+      if (c < bb) cols(rg * bb + c) = acc;
+    }
+    team.team_barrier();
+    for (int i = tid; i < L; i += nt) {
+      T p = T(0);
+      for (int h = 0; h < g; ++h) p += rows(h * bb + i) + cols(h * bb + i);
+      red(i) = p;
+    }
+    team.team_barrier();
+    R vp_dot = 0;
+    for (int r = 0; r < L; ++r) vp_dot += real_part(conjugate(v(r)) * red(r));
+    const T half = T(R(0.5) * abs_squared(tau) * vp_dot);
+    for (int i = tid; i < L; i += nt) w(i) = tau * red(i) - half * v(i);
+    team.team_barrier();
+    for (int i = 0; i < tile; ++i)
+      for (int j = 0; j < tile; ++j) {
+        const int r = rg + g * i, c = cg + g * j;
+        if (r < L && c <= r) {
+          const T updated = dt[i][j] - v(r) * conjugate(w(c)) - w(r) * conjugate(v(c));
+          ab(r - c, q + c) = r == c ? T(real_part(updated)) : updated;
+        }
+      }
+
+    // Hand the reflector to step k+1 (its reads of the slot were before the
+    // first barrier) and to the back-transformation.
+    for (int i = tid; i < bb; i += nt) slot[1 + i] = v(i);
+    if (tid == 0) slot[0] = tau;
+    if (store.extent(0) > 0)
+      for (int i = tid; i < L; i += nt) store(k * b + i, n - 1 - s) = i == 0 ? tau : v(i);
   }
 };
 
@@ -318,26 +408,36 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
     throw InvalidArgument("work", "sb2st: needs sb2st_workspace_size(n, b) entries");
   if (n == 0) return;
   if (n > 1) {
-    using Chase = detail::BulgeChase<T, ExecSpace>;
-    // Auto is the in-place kernel everywhere: on the H200 the staged one was
-    // slower (n = 8192, b = 64: 1.80 s against 0.98 s; its element-parallel
-    // staging loops and extra barriers cost more than the band loads saved).
-    if (kernel == Sb2stKernel::Staged && !Chase::staged_fits(b))
-      throw InvalidArgument("kernel", "sb2st: the staged kernel needs b (b + 1) + 3b scalars within 48 KB of team scratch");
-    const bool staged = kernel == Sb2stKernel::Staged;
-    Chase chase{ab, e, reflectors, work, n, b, 0, 0, (sb2st_steps(n, b, 0) - 1) / 3 + 2, staged};
-    const index_t kmax = sb2st_steps(n, b, 0) - 1;
+    using Global = detail::BulgeChase<T, ExecSpace>;
+    using Tiled = detail::BulgeChaseTiled<T, ExecSpace>;
+    if (kernel == Sb2stKernel::Tiled && !Tiled::available(b))
+      throw InvalidArgument("kernel", "sb2st: the tiled kernel runs on GPU execution spaces with b <= 128 (a team of "
+                                      "ceil(b/4)^2 threads); b = " + std::to_string(b));
+    const bool tiled = kernel == Sb2stKernel::Tiled || (kernel == Sb2stKernel::Auto && Tiled::available(b));
+    const index_t slots = (sb2st_steps(n, b, 0) - 1) / 3 + 2, kmax = sb2st_steps(n, b, 0) - 1;
+    Global global{ab, e, reflectors, work, n, b, 0, 0, slots};
+    Tiled tiles{ab, e, reflectors, work, n, b, 0, 0, slots, static_cast<int>(Tiled::grid(b))};
     const index_t team = backends::is_cuda_space_v<ExecSpace> ? (b < 32 ? 32 : (b > 128 ? 128 : b)) : 1;
     for (index_t t = 0; t <= 3 * (n - 2); ++t) {
       const index_t s_hi = t / 3 < n - 2 ? t / 3 : n - 2;
       const index_t s_lo = t - kmax > 0 ? (t - kmax + 2) / 3 : 0;
       if (s_lo > s_hi) continue;
-      chase.t = t;
-      chase.s_hi = s_hi;
-      Kokkos::TeamPolicy<ExecSpace> policy(space, s_hi - s_lo + 1, team);
-      Kokkos::parallel_for("keig::sb2st::wave",
-                           policy.set_scratch_size(0, Kokkos::PerTeam(Chase::scratch_bytes(b, staged))),
-                           chase);
+      const index_t league = s_hi - s_lo + 1;
+      if (tiled) {
+        tiles.t = t;
+        tiles.s_hi = s_hi;
+        Kokkos::parallel_for("keig::sb2st::wave",
+                             Kokkos::TeamPolicy<ExecSpace>(space, league, Tiled::team_size(b))
+                                 .set_scratch_size(0, Kokkos::PerTeam(Tiled::scratch_bytes(b))),
+                             tiles);
+      } else {
+        global.t = t;
+        global.s_hi = s_hi;
+        Kokkos::parallel_for(
+            "keig::sb2st::wave",
+            Kokkos::TeamPolicy<ExecSpace>(space, league, team).set_scratch_size(0, Kokkos::PerTeam(Global::scratch_bytes(b))),
+            global);
+      }
     }
   }
   Kokkos::parallel_for(

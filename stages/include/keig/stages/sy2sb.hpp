@@ -13,6 +13,12 @@
 // T^H V^H A22 V T is Hermitian, one rank-2b update replaces two one-sided
 // applications (seed 003 eq. for W).
 //
+// Full variant (GPU default): both triangles of A22 are kept, so the two
+// products are plain gemms, X = A22 V and A22 -= [V W] [W V]^H with inner
+// dimension 2b: 1.5x the flops of symm + syr2k, at the vendor's gemm speed
+// (keig-bench --suite sy2sb times both against the dgemm rate; seed 003
+// §5.2.2 makes the same trade with two gemms per block column).
+//
 // On return the lower band of A (diagonal and b subdiagonals) holds B, the
 // reflector of column j in A(j+b:n, j) below the band (unit entry implied)
 // and tau(j) its scalar, j < n - b: the shape bt_sy2sb applies. An upper-
@@ -35,17 +41,25 @@ struct Sy2sbTuning {
   static constexpr index_t default_band = backends::is_cuda_space_v<ExecSpace> ? 64 : 32;
 };
 
-// Workspace of sy2sb (elements of T): V and X (n x b each), S and T (b x b each).
+// How the trailing matrix is updated: Symmetric (symm + syr2k on one
+// triangle) or Full (gemms on both triangles). Auto: Full on GPUs, where the
+// vendor's gemm is much faster than its symm/syr2k; Symmetric on hosts, where
+// the extra flops would cost time.
+enum class Sy2sbUpdate { Auto, Symmetric, Full };
+
+// Workspace of sy2sb (elements of T): [V X] and [X V] (n x 2b each), S and
+// T (b x b each).
 template <class T, class ExecSpace>
 index_t sy2sb_workspace_size(index_t n, index_t b) {
-  return 2 * n * b + 2 * b * b;
+  return 4 * n * b + 2 * b * b;
 }
 
 // Reduces A (n x n, `uplo` triangle) to band form. tau: n entries at least.
 // Asynchronous on ctx.space().
 template <class T, class ExecSpace>
 void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, ExecSpace>& a,
-           const Vector<T, ExecSpace>& tau, const Vector<T, ExecSpace>& work, index_t b) {
+           const Vector<T, ExecSpace>& tau, const Vector<T, ExecSpace>& work, index_t b,
+           Sy2sbUpdate update = Sy2sbUpdate::Auto) {
   using R = real_t<T>;
   using backends::Diag;
   using backends::Op;
@@ -58,10 +72,15 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   if (static_cast<index_t>(work.extent(0)) < sy2sb_workspace_size<T, ExecSpace>(n, b))
     throw InvalidArgument("work", "sy2sb: needs sy2sb_workspace_size(n, b) entries");
   if (n == 0) return;
-  if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
+  const bool full = update == Sy2sbUpdate::Full ||
+                    (update == Sy2sbUpdate::Auto && backends::is_cuda_space_v<ExecSpace>);
+  if (full) detail::mirror_full_hermitian(space, a, uplo);
+  else if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
+  // vx = [V X] with X starting at column k of the panel (so [V W] is one
+  // matrix), xv = [W V] for the Full update.
   T* p = work.data();
-  const Matrix<T, ExecSpace> v_all(p, n, b), x_all(p + n * b, n, b);
-  const Matrix<T, ExecSpace> s_all(p + 2 * n * b, b, b), t_all(p + 2 * n * b + b * b, b, b);
+  const Matrix<T, ExecSpace> vx_all(p, n, 2 * b), xv_all(p + 2 * n * b, n, 2 * b);
+  const Matrix<T, ExecSpace> s_all(p + 4 * n * b, b, b), t_all(p + 4 * n * b + b * b, b, b);
   using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
   for (index_t i = 0; i + b < n; i += b) {
     const index_t m = n - i - b;         // rows below the band
@@ -70,7 +89,8 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     const Matrix<T, ExecSpace> panel = Kokkos::subview(a, rows, std::make_pair(i, i + b));
     const Vector<T, ExecSpace> tau_p = Kokkos::subview(tau, std::make_pair(i, i + k));
     backends::geqrf<T>(ctx, panel, tau_p);
-    const Matrix<T, ExecSpace> V = Kokkos::subview(v_all, std::make_pair(index_t(0), m), std::make_pair(index_t(0), k));
+    const auto mrows = std::make_pair(index_t(0), m);
+    const Matrix<T, ExecSpace> V = Kokkos::subview(vx_all, mrows, std::make_pair(index_t(0), k));
     Kokkos::parallel_for(
         "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t r, const index_t c) {
           V(r, c) = r < c ? T(0) : (r == c ? T(1) : panel(r, c));
@@ -78,14 +98,25 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     const Matrix<T, ExecSpace> Tf = Kokkos::subview(t_all, std::make_pair(index_t(0), k), std::make_pair(index_t(0), k));
     backends::larft<T>(ctx, V, tau_p, Tf);
     const Matrix<T, ExecSpace> A22 = Kokkos::subview(a, rows, rows);
-    const Matrix<T, ExecSpace> X = Kokkos::subview(x_all, std::make_pair(index_t(0), m), std::make_pair(index_t(0), k));
+    const Matrix<T, ExecSpace> X = Kokkos::subview(vx_all, mrows, std::make_pair(k, 2 * k));
     const Matrix<T, ExecSpace> S = Kokkos::subview(s_all, std::make_pair(index_t(0), k), std::make_pair(index_t(0), k));
-    backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(1), A22, V, T(0), X);                   // X = A22 V
+    if (full) backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), A22, V, T(0), X);      // X = A22 V
+    else backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(1), A22, V, T(0), X);
     backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, X);  // X = X T
     backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, X, T(0), S);                   // S = V^H X
     backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
     backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);              // W = X - V S / 2
-    backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), V, X, R(1), A22);                // A22 -= V W^H + W V^H
+    if (full) {  // A22 -= [V W] [W V]^H
+      const Matrix<T, ExecSpace> VW = Kokkos::subview(vx_all, mrows, std::make_pair(index_t(0), 2 * k));
+      const Matrix<T, ExecSpace> WV = Kokkos::subview(xv_all, mrows, std::make_pair(index_t(0), 2 * k));
+      Kokkos::parallel_for(
+          "keig::sy2sb::swap_vw", Policy2(space, {0, 0}, {m, 2 * k}), KOKKOS_LAMBDA(const index_t r, const index_t c) {
+            WV(r, c) = VW(r, c < k ? c + k : c - k);
+          });
+      backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), VW, WV, T(1), A22);
+    } else {
+      backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), V, X, R(1), A22);  // A22 -= V W^H + W V^H
+    }
   }
 }
 
