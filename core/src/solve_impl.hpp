@@ -247,9 +247,10 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   if (vectors && m > 0) {
     const Matrix<T, ExecSpace> zm = columns(z, 0, m);
     {
-      auto work = allocate_vector<T>(space, "keig::bt_sb2st::work", stages::bt_sb2st_workspace_size(n, b));
+      const auto tuning = stages::bt_sb2st_default_tuning<ExecSpace>(m);
+      auto work = allocate_vector<T>(space, "keig::bt_sb2st::work", stages::bt_sb2st_workspace_size(n, b, tuning));
       stage("keig::bt_sb2st", cx * backtransform_flops(n, m),
-            [&] { stages::bt_sb2st<T, ExecSpace>(ctx, b, a, zm, work); });
+            [&] { stages::bt_sb2st<T, ExecSpace>(ctx, b, a, zm, work, tuning); });
     }
     const index_t nbq = b > stages::ormtr_block_default ? b : stages::ormtr_block_default;
     auto work = allocate_vector<T>(space, "keig::bt_sy2sb::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
@@ -323,9 +324,14 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
 template <class ExecSpace>
 Method choose_method(index_t n, Problem problem, const Options& options) {
   if (problem.generalized && options.b_factored) return Method::TwoStage;
-  // Eigenvalues only on a GPU from n = 16384 (H200: two-stage with device
-  // bisection beats Xsyevd there; below it, and with vectors, the vendor wins).
-  if (stages::is_device_space_v<ExecSpace> && !problem.generalized && !problem.vectors && n >= 16384)
+  // Standard problems on a GPU, from the crossovers measured with keig-bench
+  // on the H200 (two-stage with the tiled bulge chase against Xsyevd):
+  // eigenvalues only 0.58x at n = 4096, 1.5x at 8192, 3.1x at 16384; with
+  // vectors 0.78x at 8192, 1.09x at 16384 (before the bt_sb2st retuning).
+  // Subsets of vectors stay with the vendor (their tridiagonal step runs on the host).
+  const bool all_vectors = problem.vectors && options.range.kind == Range::Kind::All;
+  if (stages::is_device_space_v<ExecSpace> && !problem.generalized && (!problem.vectors || all_vectors) &&
+      n >= (problem.vectors ? 16384 : 8192))
     return Method::TwoStage;
   return Method::Vendor;
 }

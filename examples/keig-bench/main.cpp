@@ -4,10 +4,12 @@
 //   n,case,keig_seconds,peer,peer_seconds,ratio,detail
 // ratio = peer_seconds / keig_seconds (> 1: keig is faster).
 //
-//   keig-bench [--suite symv|eigh|generalized|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
+//   keig-bench [--suite symv|eigh|generalized|bt_sb2st|sy2sb|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
 //              [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]
-//              [--methods one-stage,two-stage] [--band B]
+//              [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
+//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1]
+//                                            (bt_sb2st block shapes; suite bt_sb2st only, not in "all")
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +21,9 @@
 #include "keig/backends/blas.hpp"
 #include "keig/generate.hpp"
 #include "keig/keig.hpp"
+#include "keig/stages/bt_sb2st.hpp"
+#include "keig/stages/sb2st.hpp"
+#include "keig/stages/sy2sb.hpp"
 #include "keig/stages/symv.hpp"
 #include "keig/views/workspace.hpp"
 
@@ -32,8 +37,15 @@ struct Args {
   std::vector<std::string> jobs = {"values", "vectors"};
   std::vector<std::string> methods = {"one-stage", "two-stage"};
   int band = 0;  // two-stage half-bandwidth; 0 = keig's default
+  std::string peer = "vendor";  // eigh suite: "none" skips the vendor (sizes it cannot hold)
+  bool verify = false;          // eigh suite: residual and orthogonality on the execution space
   std::vector<index_t> symv_segments;  // extra symv rows with a fixed segment length (tuning sweep)
   int repeat = 20;
+  // bt_sb2st suite: sigma values (empty: 16,32,64,128 on CUDA, 32 on hosts),
+  // column chunks (0 stands for n), T factors and apply forms of the full runs.
+  std::vector<index_t> sweeps, chunks = {2048, 0};
+  std::vector<std::string> t_factors = {"gram"};
+  std::vector<int> fold_t = {0, 1};
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -46,9 +58,11 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& error) {
   std::fprintf(stderr,
-               "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
+               "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|bt_sb2st|sy2sb|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
                "                  [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]\n"
-               "                  [--methods one-stage,two-stage] [--band B]\n",
+               "                  [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]\n"
+               "                  [--symv-segments S1,S2,...]\n"
+               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1]\n",
                error.c_str());
   std::exit(2);
 }
@@ -183,9 +197,60 @@ std::string stage_seconds(const keig::Result& r) {
   return out.str();
 }
 
+// sum |M(i, j) - [i == j + offset]|^2 (offset < 0: no identity).
 template <class T, class Space>
-void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
+double sum_squares(const Space& space, const keig::Matrix<T, Space>& m, index_t offset) {
+  double total = 0;
+  using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_reduce(
+      "keig::bench::sum_squares", Policy(space, {0, 0}, {index_t(m.extent(0)), index_t(m.extent(1))}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j, double& acc) {
+        const T x = m(i, j) - (offset >= 0 && i == j + offset ? T(1) : T(0));
+        acc += double(keig::abs_squared(x));
+      },
+      total);
+  return total;
+}
+
+// DESIGN.md's accuracy contract for eigenpairs of the bench matrix (seed
+// 11), computed on the execution space in column blocks: the host checks are
+// O(n^3) on a CPU, hours at n = 65536. A is regenerated (the solve used it as
+// workspace). Returns {||A Z - Z W||_F / (||A||_F n eps), ||Z^H Z - I||_F / (n eps)}.
+template <class T, class Space>
+std::pair<double, double> device_accuracy(const Space& space, const keig::Matrix<T, Space>& a,
+                                          const keig::Vector<keig::real_t<T>, Space>& w,
+                                          const keig::Matrix<T, Space>& z) {
+  using keig::backends::Op;
+  const index_t n = a.extent(0), nb = std::min<index_t>(n, 1024);
+  keig::backends::Context<Space> ctx(space);
+  fill_random_hermitian<T>(space, a, 11);
+  const double norm_a = std::sqrt(sum_squares<T>(space, a, -1));
+  auto r_owned = keig::allocate_matrix<T>(space, "keig::bench::R", n, nb);
+  auto g_owned = keig::allocate_matrix<T>(space, "keig::bench::G", n, nb);
+  double res2 = 0, orth2 = 0;
+  for (index_t j0 = 0; j0 < n; j0 += nb) {
+    const index_t cols = std::min(nb, n - j0);
+    const keig::Matrix<T, Space> zb = Kokkos::subview(z, Kokkos::ALL(), std::make_pair(j0, j0 + cols));
+    const keig::Matrix<T, Space> r = Kokkos::subview(keig::Matrix<T, Space>(r_owned), Kokkos::ALL(), std::make_pair(index_t(0), cols));
+    const keig::Matrix<T, Space> g = Kokkos::subview(keig::Matrix<T, Space>(g_owned), Kokkos::ALL(), std::make_pair(index_t(0), cols));
+    keig::backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), a, zb, T(0), r);
+    using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+    Kokkos::parallel_for(
+        "keig::bench::residual", Policy(space, {0, 0}, {n, cols}),
+        KOKKOS_LAMBDA(const index_t i, const index_t j) { r(i, j) -= zb(i, j) * w(j0 + j); });
+    res2 += sum_squares<T>(space, r, -1);
+    keig::backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), z, zb, T(0), g);
+    orth2 += sum_squares<T>(space, g, j0);  // G(j0 + j, j) is the diagonal of Z^H Z
+  }
+  const double unit = double(n) * double(keig::unit_roundoff<T>());
+  return {std::sqrt(res2) / (std::max(norm_a, 1e-300) * unit), std::sqrt(orth2) / unit};
+}
+
+template <class T, class Space>
+bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
   using R = keig::real_t<T>;
+  bool ok = true;
+  const bool with_peer = args.peer != "none";
   // Library warm-up (handles, module load) outside the timings.
   {
     auto a = keig::allocate_matrix<T>(space, "keig::bench::warm", 256, 256);
@@ -201,7 +266,7 @@ void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
   for (index_t n : args.sizes) {
     auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
     auto w_keig = keig::allocate_vector<R>(space, "keig::bench::w", n);
-    auto w_peer = keig::allocate_vector<R>(space, "keig::bench::w_peer", n);
+    auto w_peer = keig::allocate_vector<R>(space, "keig::bench::w_peer", with_peer ? n : 0);
     for (const std::string& job : args.jobs) {
       const bool vectors = job == "vectors";
       auto z = keig::allocate_matrix<T>(space, "keig::bench::Z", vectors ? n : 0, vectors ? n : 0);
@@ -213,30 +278,103 @@ void bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
         o.band_width = args.band;
         return vectors ? keig::eigh(space, a, w, z, o) : keig::eigvalsh(space, a, w, o);
       };
-      const keig::Result peer = run(keig::Method::Vendor, w_peer);
       double peer_s = 0;
-      for (const auto& s : peer.stages)
-        if (s.name == "keig::vendor::eigh") peer_s = s.seconds;  // the vendor routine alone
-      for (const std::string& method : args.methods) {
-      const keig::Result mine = run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig);
-      // Eigenvalue agreement, scaled by n eps max|w|.
-      auto wk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_keig);
-      auto wp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_peer);
-      double err = 0, big = 0;
-      for (index_t i = 0; i < n; ++i) {
-        err = std::max(err, std::abs(double(wk(i)) - double(wp(i))));
-        big = std::max(big, std::abs(double(wp(i))));
+      std::string peer_name = "none";
+      if (with_peer) {
+        const keig::Result peer = run(keig::Method::Vendor, w_peer);
+        for (const auto& s : peer.stages)
+          if (s.name == "keig::vendor::eigh") peer_s = s.seconds;  // the vendor routine alone
+        peer_name = peer.method.substr(8);
       }
-      std::ostringstream detail;
-      detail << stage_seconds(mine);
-      char buf[128];
-      std::snprintf(buf, sizeof buf, "| eig diff %.2g n*eps*max|w|", err / (double(n) * keig::unit_roundoff<T>() * std::max(big, 1e-300)));
-      detail << buf;
-      rows.push_back({n, std::string("eigh ") + job + " (" + method + ")", peer.method.substr(8), detail.str(),
-                      mine.seconds, peer_s});
+      for (const std::string& method : args.methods) {
+        const keig::Result mine = run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig);
+        std::ostringstream detail;
+        detail << stage_seconds(mine);
+        char buf[160];
+        if (with_peer) {  // eigenvalue agreement, scaled by n eps max|w|
+          auto wk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_keig);
+          auto wp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_peer);
+          double err = 0, big = 0;
+          for (index_t i = 0; i < n; ++i) {
+            err = std::max(err, std::abs(double(wk(i)) - double(wp(i))));
+            big = std::max(big, std::abs(double(wp(i))));
+          }
+          std::snprintf(buf, sizeof buf, "| eig diff %.2g n*eps*max|w| ",
+                        err / (double(n) * keig::unit_roundoff<T>() * std::max(big, 1e-300)));
+          detail << buf;
+        }
+        if (args.verify && vectors) {
+          const auto [residual, orthogonality] =
+              device_accuracy<T>(space, keig::Matrix<T, Space>(a), keig::Vector<R, Space>(w_keig), keig::Matrix<T, Space>(z));
+          const bool pass = residual <= 10.0 && orthogonality <= 10.0;  // DESIGN.md's contract
+          ok = ok && pass;
+          std::snprintf(buf, sizeof buf, "| residual %.3g orthogonality %.3g %s", residual, orthogonality,
+                        pass ? "PASSED" : "FAILED");
+          detail << buf;
+        }
+        rows.push_back({n, std::string("eigh ") + job + " (" + method + ")", peer_name, detail.str(), mine.seconds,
+                        peer_s});
+        std::printf("%s\n", (std::to_string(n) + " " + rows.back().what + " " + std::to_string(mine.seconds) + " s " +
+                             rows.back().detail).c_str());
+        std::fflush(stdout);
       }
       z = decltype(z)();
     }
+  }
+  return ok;
+}
+
+// sy2sb alone, both trailing updates, against the dgemm rate of the same run
+// (issue target: >= 50 % of it at n >= 16384). Rates count the useful
+// 4/3 n^3 flops (x4 for complex) of the reduction.
+template <class T, class Space>
+void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
+  using keig::backends::Op;
+  namespace st = keig::stages;
+  keig::backends::Context<Space> ctx(space);
+  const double cx = keig::is_complex_v<T> ? 4.0 : 1.0;
+  const index_t b = args.band > 0 ? args.band : st::Sy2sbTuning<Space>::default_band;
+  // The gemm rate: C = A B, square 8192 (or n if smaller), median of 5.
+  const index_t g = std::min<index_t>(8192, *std::max_element(args.sizes.begin(), args.sizes.end()));
+  double gemm_rate = 0;
+  {
+    auto x = keig::allocate_matrix<T>(space, "keig::bench::gx", g, g);
+    auto y = keig::allocate_matrix<T>(space, "keig::bench::gy", g, g);
+    auto c = keig::allocate_matrix<T>(space, "keig::bench::gc", g, g);
+    fill_random_hermitian<T>(space, keig::Matrix<T, Space>(x), 3);
+    fill_random_hermitian<T>(space, keig::Matrix<T, Space>(y), 4);
+    const double t = median_seconds(5, [&] {
+      keig::backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), keig::Matrix<T, Space>(x),
+                              keig::Matrix<T, Space>(y), T(0), keig::Matrix<T, Space>(c));
+      space.fence();
+    });
+    gemm_rate = cx * 2.0 * double(g) * g * g / t;
+    std::printf("gemm %lld^3: %.1f TFLOP/s\n", (long long)g, gemm_rate / 1e12);
+  }
+  for (index_t n : args.sizes) {
+    auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
+    auto tau = keig::allocate_vector<T>(space, "keig::bench::tau", n);
+    auto work = keig::allocate_vector<T>(space, "keig::bench::work", st::sy2sb_workspace_size<T, Space>(n, b));
+    auto time = [&](st::Sy2sbUpdate update) {
+      std::vector<double> t;
+      for (int r = 0; r < 3; ++r) {
+        fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
+        space.fence();
+        Kokkos::Timer timer;
+        st::sy2sb<T, Space>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(a), keig::Vector<T, Space>(tau),
+                            keig::Vector<T, Space>(work), b, update);
+        space.fence();
+        if (r > 0) t.push_back(timer.seconds());  // the first run warms up
+      }
+      return *std::min_element(t.begin(), t.end());
+    };
+    const double full = time(st::Sy2sbUpdate::Full), symmetric = time(st::Sy2sbUpdate::Symmetric);
+    const double useful = cx * 4.0 / 3.0 * double(n) * n * n;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "b=%lld | full %.3g TFLOP/s (%.0f%% of gemm), symm+syr2k %.3g TFLOP/s (%.0f%%); gemm %.3g TFLOP/s",
+                  (long long)b, useful / full / 1e12, 100 * useful / full / gemm_rate, useful / symmetric / 1e12,
+                  100 * useful / symmetric / gemm_rate, gemm_rate / 1e12);
+    rows.push_back({n, "sy2sb (full gemms)", "sy2sb symm+syr2k", buf, full, symmetric});
   }
 }
 
@@ -291,6 +429,195 @@ void bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
   }
 }
 
+// max |x(i, j) - y(i, j)| over two equally shaped matrices.
+template <class T, class Space>
+double max_abs_difference(const Space& space, const keig::Matrix<T, Space>& x, const keig::Matrix<T, Space>& y) {
+  using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  const index_t rows = x.extent(0), cols = x.extent(1);
+  double out = 0;
+  Kokkos::parallel_reduce(
+      "keig::bench::max_diff", Policy(space, {0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j, double& m) {
+        const double d = keig::compat::sqrt(double(keig::abs_squared(T(x(i, j) - y(i, j)))));
+        m = d > m ? d : m;
+      },
+      Kokkos::Max<double>(out));
+  return out;
+}
+
+// Bulge back-transformation Z := Q2 Z (stages::bt_sb2st) per block shape, on
+// a random band of half-bandwidth b reduced by sb2st with its reflectors kept
+// and a random n x n Z (m = n). Every case starts from a fresh copy of Z;
+// seconds are the best of 2 fenced runs after a warm-up. Rows:
+//  - full runs of the blocked variant for each sigma x chunk x T factor x
+//    apply form (3 gemms per chunk, or 2 with W = V T folded);
+//  - "T only": the same with the Z gemms skipped (BtSb2stTuning::t_factor_only:
+//    V, T, G = V^H V and W per wave plus the host plan), so the gemm time of a
+//    shape is its full time minus this;
+//  - the reflector kernel for n <= 8192 (it is slow).
+// peer = sigma 32, chunk 2048, Dots T factor, 3 gemms: the blocked variant as
+// it was before tunings; every result is checked against its Z.
+template <class T, class Space>
+bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows) {
+  namespace st = keig::stages;
+  using R = keig::real_t<T>;
+  constexpr bool device = keig::backends::is_cuda_space_v<Space>;
+  keig::backends::Context<Space> ctx(space);
+  const index_t b = args.band > 0 ? index_t(args.band) : st::Sy2sbTuning<Space>::default_band;
+  std::vector<index_t> sweeps = args.sweeps;
+  if (sweeps.empty()) sweeps = device ? std::vector<index_t>{16, 32, 64, 128} : std::vector<index_t>{32};
+  const double cx = keig::is_complex_v<T> ? 4.0 : 1.0;
+  bool ok = true;
+  for (index_t n : args.sizes) {
+    const index_t m = n;
+    // Random band -> sb2st with reflectors (the dense source borrows Z).
+    auto z_owned = keig::allocate_matrix<T>(space, "keig::bench::Z", n, m);
+    auto z0_owned = keig::allocate_matrix<T>(space, "keig::bench::Z0", n, m);
+    auto zref_owned = keig::allocate_matrix<T>(space, "keig::bench::Zref", n, m);
+    auto store_owned = keig::allocate_matrix<T>(space, "keig::bench::reflectors", n, n);
+    const keig::Matrix<T, Space> z = z_owned, z0 = z0_owned, zref = zref_owned, store = store_owned;
+    double sb2st_s = 0;
+    {
+      auto ab = keig::allocate_matrix<T>(space, "keig::bench::band", st::sb2st_band_rows(b), n);
+      auto d = keig::allocate_vector<R>(space, "keig::bench::d", n);
+      auto e = keig::allocate_vector<R>(space, "keig::bench::e", n);
+      auto work = keig::allocate_vector<T>(space, "keig::bench::sb2st_work", st::sb2st_workspace_size(n, b));
+      fill_random_hermitian<T>(space, z, 3);
+      st::dense_to_band<T, Space>(space, z, b, keig::Matrix<T, Space>(ab));
+      space.fence();
+      Kokkos::Timer timer;
+      st::sb2st<T, Space>(space, b, keig::Matrix<T, Space>(ab), keig::Vector<R, Space>(d), keig::Vector<R, Space>(e),
+                          store, keig::Vector<T, Space>(work));
+      space.fence();
+      sb2st_s = timer.seconds();
+    }
+    fill_random_hermitian<T>(space, z0, 5);  // any random matrix will do
+    space.fence();
+    const double flops = cx * 2.0 * double(n) * double(n) * double(m);
+    const double tol = 1e-10 * double(n) * (double(keig::unit_roundoff<T>()) / double(keig::unit_roundoff<double>()));
+    std::printf("bt_sb2st: n=%lld b=%lld m=%lld, sb2st %.3f s; best of 2 after a warm-up; %.3g useful flops "
+                "(2 n^2 m%s); max|dZ| against the peer, limit %.2g\n",
+                (long long)n, (long long)b, (long long)m, sb2st_s, flops, keig::is_complex_v<T> ? " x 4" : "", tol);
+    std::printf("%7s %4s %6s %6s %-5s %-6s %10s %8s %8s %10s %10s %9s\n", "n", "b", "sigma", "chunk", "T", "apply",
+                "seconds", "TFLOP/s", "overhead", "T only [s]", "gemms [s]", "max|dZ|");
+    std::fflush(stdout);
+
+    // Best of 2 after a warm-up; f runs on a fresh copy of Z0 each time.
+    const auto best_of_2 = [&](const auto& f) {
+      double best = 1e300;
+      for (int r = 0; r < 3; ++r) {
+        Kokkos::deep_copy(space, z_owned, z0_owned);
+        space.fence();
+        Kokkos::Timer timer;
+        f();
+        space.fence();
+        if (r > 0) best = std::min(best, timer.seconds());
+      }
+      return best;
+    };
+    const auto blocked = [&](const st::BtSb2stTuning& tuning) {
+      st::BtSb2stTuning sized = tuning;
+      sized.chunk = std::min(tuning.chunk, m);
+      auto work = keig::allocate_vector<T>(space, "keig::bench::bt_work", st::bt_sb2st_workspace_size(n, b, sized));
+      const keig::Vector<T, Space> wv = work;
+      return best_of_2([&] { st::bt_sb2st_blocked<T, Space>(ctx, b, store, z, wv, tuning); });
+    };
+    const auto name = [](st::BtSb2stTFactor f) { return f == st::BtSb2stTFactor::Dots ? "dots" : "gram"; };
+    const auto shape = [&](const st::BtSb2stTuning& t) {
+      return "s=" + std::to_string(t.sweeps_per_block) + (t.t_factor_only ? "" : " c=" + std::to_string(t.chunk)) +
+             " " + name(t.t_factor) + (t.fold_t ? " fold" : "");
+    };
+    // One table row (printed at once, so a run cut short still shows its rows) and one CSV row.
+    double peer_s = 0;
+    const auto report = [&](const std::string& what, index_t sigma, index_t chunk, const char* factor,
+                            const char* apply, double s, double t_only, bool full, double diff) {
+      char sig[16] = "-", chk[16] = "-", tf[16] = "-", ov[16] = "-", tonly[16] = "-", gemms[16] = "-", dz[16] = "-";
+      if (sigma > 0) {
+        std::snprintf(sig, sizeof sig, "%lld", (long long)sigma);
+        std::snprintf(ov, sizeof ov, "%.3f", double(b + std::min(sigma, std::max<index_t>(n - 1, 1)) - 1) / double(b));
+      }
+      if (chunk > 0) std::snprintf(chk, sizeof chk, "%lld", (long long)chunk);
+      if (full) std::snprintf(tf, sizeof tf, "%.2f", flops / s / 1e12);
+      if (t_only > 0) {
+        std::snprintf(tonly, sizeof tonly, "%.4f", t_only);
+        std::snprintf(gemms, sizeof gemms, "%.4f", s - t_only);
+      }
+      if (diff >= 0) std::snprintf(dz, sizeof dz, "%.2e", diff);
+      std::printf("%7lld %4lld %6s %6s %-5s %-6s %10.4f %8s %8s %10s %10s %9s%s\n", (long long)n, (long long)b, sig,
+                  chk, factor, apply, s, tf, ov, tonly, gemms, dz, diff > tol ? "  FAILED" : "");
+      std::fflush(stdout);
+      char detail[224];
+      std::snprintf(detail, sizeof detail, "b=%lld sigma=%s chunk=%s T=%s apply=%s; %s TFLOP/s; overhead %s; "
+                    "T only %s s, gemms %s s; max|dZ| %s; sb2st %.3f s",
+                    (long long)b, sig, chk, factor, apply, tf, ov, tonly, gemms, dz, sb2st_s);
+      rows.push_back({n, what, "blocked s=32 c=2048 dots", detail, s, peer_s});
+      if (diff > tol) {
+        std::fprintf(stderr, "keig-bench: bt_sb2st %s at n=%lld differs from the peer by %.3g > %.3g\n",
+                     what.c_str(), (long long)n, diff, tol);
+        ok = false;
+      }
+    };
+
+    // The peer and reference result.
+    st::BtSb2stTuning peer;
+    peer.t_factor = st::BtSb2stTFactor::Dots;
+    peer_s = blocked(peer);
+    Kokkos::deep_copy(space, zref_owned, z_owned);
+    space.fence();
+
+    // T factor alone, per sigma, T factor and apply form.
+    std::vector<std::pair<st::BtSb2stTuning, double>> t_only;
+    for (index_t sigma : sweeps)
+      for (st::BtSb2stTFactor f : {st::BtSb2stTFactor::Dots, st::BtSb2stTFactor::Gram})
+        for (int fold : args.fold_t) {
+          st::BtSb2stTuning t;
+          t.sweeps_per_block = sigma;
+          t.t_factor = f;
+          t.fold_t = fold != 0;
+          t.t_factor_only = true;
+          const double s = blocked(t);
+          t_only.push_back({t, s});
+          const double unchanged = max_abs_difference<T>(space, z, z0);
+          report("bt_sb2st T only " + shape(t), sigma, 0, name(f), fold ? "W=VT" : "-", s, 0, false, -1);
+          if (unchanged != 0) {
+            std::fprintf(stderr, "keig-bench: bt_sb2st T only %s changed Z\n", shape(t).c_str());
+            ok = false;
+          }
+        }
+    const auto t_only_of = [&](const st::BtSb2stTuning& t) {
+      for (const auto& [u, s] : t_only)
+        if (u.sweeps_per_block == t.sweeps_per_block && u.t_factor == t.t_factor && u.fold_t == t.fold_t) return s;
+      return 0.0;
+    };
+    // The peer's row (its T-only time when sigma 32 was measured).
+    report("bt_sb2st " + shape(peer) + " (peer)", 32, 2048, "dots", "3 gemm", peer_s, t_only_of(peer), true, 0);
+    std::vector<index_t> chunks;  // "n" resolved, duplicates dropped
+    for (index_t c : args.chunks)
+      if (std::find(chunks.begin(), chunks.end(), c > 0 ? c : n) == chunks.end()) chunks.push_back(c > 0 ? c : n);
+    for (index_t sigma : sweeps)
+      for (index_t chunk : chunks)
+        for (const std::string& factor : args.t_factors)
+          for (int fold : args.fold_t) {
+            st::BtSb2stTuning t;
+            t.sweeps_per_block = sigma;
+            t.chunk = chunk;
+            t.t_factor = factor == "dots" ? st::BtSb2stTFactor::Dots : st::BtSb2stTFactor::Gram;
+            t.fold_t = fold != 0;
+            if (t.sweeps_per_block == peer.sweeps_per_block && t.chunk == peer.chunk && t.t_factor == peer.t_factor &&
+                t.fold_t == peer.fold_t)
+              continue;  // the peer's row
+            const double s = blocked(t);
+            report("bt_sb2st " + shape(t), sigma, t.chunk, name(t.t_factor), fold ? "2 gemm" : "3 gemm", s,
+                   t_only_of(t), true, max_abs_difference<T>(space, z, zref));
+          }
+    if (n <= 8192) {
+      const double s = best_of_2([&] { st::bt_sb2st_reflectors<T, Space>(space, b, store, z); });
+      report("bt_sb2st reflector kernel", 0, 0, "-", "-", s, 0, true, max_abs_difference<T>(space, z, zref));
+    }
+  }
+  return ok;
+}
+
 template <class T, class Space>
 int run(const Args& args) {
   Space space;
@@ -299,8 +626,11 @@ int run(const Args& args) {
   std::printf("keig-bench: %s on %s, scalar %s; copy bandwidth %.0f GB/s (read+write)\n", args.suite.c_str(),
               Space::name(), keig::scalar_traits<T>::name, bandwidth / 1e9);
   if (args.suite == "symv" || args.suite == "all") bench_symv<T>(args, space, bandwidth, rows);
-  if (args.suite == "eigh" || args.suite == "all") bench_eigh<T>(args, space, rows);
+  bool ok = true;
+  if (args.suite == "eigh" || args.suite == "all") ok = bench_eigh<T>(args, space, rows) && ok;
   if (args.suite == "generalized") bench_generalized<T>(args, space, rows);
+  if (args.suite == "sy2sb") bench_sy2sb<T>(args, space, rows);
+  if (args.suite == "bt_sb2st") ok = bench_bt_sb2st<T>(args, space, rows);
   std::ofstream csv(args.csv);
   csv << "n,case,keig_seconds,peer,peer_seconds,ratio,detail\n";
   std::printf("%7s  %-28s %11s  %-20s %11s  %7s  %s\n", "n", "case", "keig [s]", "peer", "peer [s]", "ratio",
@@ -313,7 +643,7 @@ int run(const Args& args) {
         << r.detail << "\"\n";
   }
   std::printf("csv: %s (ratio = peer seconds / keig seconds)\n", args.csv.c_str());
-  return 0;
+  return ok ? 0 : 1;
 }
 
 template <class Space>
@@ -344,15 +674,36 @@ int main(int argc, char** argv) {
     else if (k == "--jobs") args.jobs = split(value());
     else if (k == "--methods") args.methods = split(value());
     else if (k == "--band") args.band = std::stoi(value());
+    else if (k == "--peer") {
+      args.peer = value();
+      if (args.peer != "vendor" && args.peer != "none") usage("--peer takes vendor or none");
+    } else if (k == "--verify") args.verify = true;
     else if (k == "--symv-segments")
       for (const auto& v : split(value())) args.symv_segments.push_back(std::stoll(v));
+    else if (k == "--sweeps") {
+      args.sweeps.clear();
+      for (const auto& v : split(value())) args.sweeps.push_back(std::stoll(v));
+    } else if (k == "--chunks") {
+      args.chunks.clear();
+      for (const auto& v : split(value())) args.chunks.push_back(v == "n" ? 0 : std::stoll(v));
+    } else if (k == "--t-factors") {
+      args.t_factors = split(value());
+      for (const auto& f : args.t_factors)
+        if (f != "gram" && f != "dots") usage("--t-factors takes gram and/or dots");
+    } else if (k == "--fold-t") {
+      args.fold_t.clear();
+      for (const auto& v : split(value())) args.fold_t.push_back(std::stoi(v));
+    }
     else if (k == "--n") {
       args.sizes.clear();
       for (const auto& s : split(value())) args.sizes.push_back(std::stoll(s));
     } else usage("unknown option '" + k + "'");
   }
-  if (args.suite != "symv" && args.suite != "eigh" && args.suite != "all" && args.suite != "generalized")
-    usage("--suite must be symv, eigh, generalized or all");
+  if (args.suite != "symv" && args.suite != "eigh" && args.suite != "all" && args.suite != "generalized" &&
+      args.suite != "bt_sb2st" && args.suite != "sy2sb")
+    usage("--suite must be symv, eigh, generalized, bt_sb2st, sy2sb or all");
+  for (index_t c : args.chunks)
+    if (c < 0) usage("--chunks takes positive counts or n");
   try {
     if (args.space == "host") return dispatch<Kokkos::DefaultHostExecutionSpace>(args);
     return dispatch<Kokkos::DefaultExecutionSpace>(args);
