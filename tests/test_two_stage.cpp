@@ -151,13 +151,26 @@ TYPED_TEST(Sb2st, ReducesBandToTridiagonalWithUnitaryQ) {
   }
 }
 
+// sb2st's reflector storage (n x n) for a random Hermitian band of half-bandwidth b.
+template <class T>
+SpaceMatrix<T> bulge_chase_reflectors(index_t n, index_t b, std::mt19937_64& rng) {
+  using R = real_t<T>;
+  const auto a = to_space(random_band<T>(n, b, rng));
+  SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n), store("store", n, n);
+  SpaceVector<R> d("d", n), e("e", n);
+  SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
+  stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
+  stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                          to_matrix<Space>(store), to_vector<Space>(work));
+  return store;
+}
+
 // The blocked variant (gemms over column chunks, full-height blocks batched,
 // blocks cut by the matrix's bottom alone) against the reflector kernel on a
 // random n x m Z: sizes that are multiples of nothing, chunks that split the
 // columns unevenly, and a Z that is a column window of a wider matrix.
 TYPED_TEST(Sb2st, BlockedMatchesReflectorsOverColumnChunks) {
   using T = TypeParam;
-  using R = real_t<T>;
   backends::Context<Space> ctx{Space()};
   std::mt19937_64 rng(11);
   struct Case {
@@ -168,14 +181,7 @@ TYPED_TEST(Sb2st, BlockedMatchesReflectorsOverColumnChunks) {
     const index_t n = c.n, b = c.b, m = c.m;
     SCOPED_TRACE("bt_sb2st n=" + std::to_string(n) + " b=" + std::to_string(b) + " m=" + std::to_string(m) +
                  " chunk=" + std::to_string(c.chunk));
-    const HostMatrix<T> full = random_band<T>(n, b, rng);
-    auto a = to_space(full);
-    SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n), store("store", n, n);
-    SpaceVector<R> d("d", n), e("e", n);
-    SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
-    stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
-    stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
-                            to_matrix<Space>(store), to_vector<Space>(work));
+    const SpaceMatrix<T> store = bulge_chase_reflectors<T>(n, b, rng);
     // Z in columns [2, 2 + m) of a wider matrix whose other columns must not change.
     HostMatrix<T> zh("z", n, m + 4);
     for (index_t j = 0; j < m + 4; ++j)
@@ -208,7 +214,6 @@ TYPED_TEST(Sb2st, BlockedMatchesReflectorsOverColumnChunks) {
 // three gemms and W = V T folded.
 TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
   using T = TypeParam;
-  using R = real_t<T>;
   backends::Context<Space> ctx{Space()};
   std::mt19937_64 rng(23);
   struct Case {
@@ -216,14 +221,7 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
   };
   for (const Case c : {Case{131, 3, 13}, Case{203, 8, 7}, Case{150, 32, 9}, Case{97, 64, 5}}) {
     const index_t n = c.n, b = c.b, m = c.m;
-    const HostMatrix<T> full = random_band<T>(n, b, rng);
-    auto a = to_space(full);
-    SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n), store("store", n, n);
-    SpaceVector<R> d("d", n), e("e", n);
-    SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
-    stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
-    stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
-                            to_matrix<Space>(store), to_vector<Space>(work));
+    const SpaceMatrix<T> store = bulge_chase_reflectors<T>(n, b, rng);
     HostMatrix<T> zh("z", n, m);
     for (index_t j = 0; j < m; ++j)
       for (index_t i = 0; i < n; ++i) zh(i, j) = random_scalar<T>(rng);
