@@ -63,6 +63,13 @@ class Context<Kokkos::Cuda> {
 };
 #endif
 
+// Multiprocessors of the instance's device: a kernel whose teams wait on
+// each other (sb2st's persistent bulge chase) launches at most this many
+// teams of one per multiprocessor, so all of them are resident at once.
+#if defined(KOKKOS_ENABLE_CUDA)
+inline int multiprocessors(const Kokkos::Cuda& space) { return space.cuda_device_prop().multiProcessorCount; }
+#endif
+
 template <class ExecSpace>
 inline constexpr bool is_cuda_space_v =
 #if defined(KOKKOS_ENABLE_CUDA)

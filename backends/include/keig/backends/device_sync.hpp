@@ -1,0 +1,49 @@
+// Hand-offs between the teams of one running kernel (sb2st's persistent bulge
+// chase): a team publishes how far it got with a progress counter, another
+// team waits for it, then reads what the first one wrote. On CUDA the
+// multiprocessors' L1 caches are not coherent, so such data is read through
+// L2 (ld.global.cg); the counter is written after a device-scope fence
+// (release) and polled with volatile loads followed by a fence (acquire).
+// The host versions are plain loads and sequentially consistent fences.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <type_traits>
+
+namespace keig::backends {
+
+// A load that sees every write published to this thread by wait_progress.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T load_coherent(const T* p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+    return __ldcg(p);
+  } else if constexpr (sizeof(T) == 2 * sizeof(double)) {  // Kokkos::complex<double>, 16-byte aligned
+    const double2 v = __ldcg(reinterpret_cast<const double2*>(p));
+    return T(v.x, v.y);
+  } else {  // Kokkos::complex<float>, 8-byte aligned
+    static_assert(sizeof(T) == 2 * sizeof(float), "load_coherent: unsupported scalar type");
+    const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
+    return T(v.x, v.y);
+  }
+#else
+  return *p;
+#endif
+}
+
+// Called by one thread after a team barrier: everything the team wrote
+// before the barrier is visible to a team that then sees `value`.
+KOKKOS_FORCEINLINE_FUNCTION void publish_progress(int* counter, int value) {
+  Kokkos::memory_fence();
+  *reinterpret_cast<volatile int*>(counter) = value;
+}
+
+// Called by one thread, followed by a team barrier: spins until the counter
+// reaches `at_least`.
+KOKKOS_FORCEINLINE_FUNCTION void wait_progress(const int* counter, int at_least) {
+  while (*reinterpret_cast<const volatile int*>(counter) < at_least) {
+  }
+  Kokkos::memory_fence();
+}
+
+}  // namespace keig::backends
