@@ -1,0 +1,225 @@
+// stages/panel_qr: Householder QR of a tall panel (m x k, k <= 64) on the GPU
+// in one launch, for sy2sb's panels (LAPACK ?geqrf's output: R on and above
+// the diagonal, the reflectors below it with v(0) = 1 implied, tau).
+//
+// Why: the vendor's geqrf costs about 16 us per column on an m x 64 panel of
+// an H200 whatever m (a chain of small launches per column), 37 % of sy2sb at
+// n = 16384. Here P teams (at most one per multiprocessor, all resident) own
+// contiguous row blocks of the panel and meet once per column:
+//
+//   step j: every team has added, for its rows g > j,
+//     s_c = sum_g conj(A(g, j)) A(g, c), c in [j, k)   (s_j = |x|^2)
+//   into one buffer of sums (atomic adds: a reduction of P partials in one
+//   hop; every team then reads the same sums, so all compute the same
+//   reflector, though the order of the additions may differ between runs),
+//   and the owner of row j has published that row. Then each team computes
+//     H^H (alpha, x) = (beta, 0), v = (1, x scale)       (detail::householder)
+//     (v^H A)_c = A(j, c) + conj(scale) s_c
+//     A(g, c) -= conj(tau) v_g (v^H A)_c                 (its own rows)
+//   then computes the partials of step j + 1 from its updated rows.
+//
+// One reduction per column instead of two (norm, then v^H A): v^H A follows
+// from x^H A since v is a multiple of x below row j; |alpha - beta| >= |x| so
+// the division by alpha - beta loses nothing. Sums and pivot rows rotate
+// over three buffers: during step j team 0 clears step j + 2's buffer, which
+// every team finished reading at step j - 1 and none adds to before step
+// j + 1's meeting.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include "keig/backends/context.hpp"
+#include "keig/backends/device_sync.hpp"
+#include "keig/stages/sytrd.hpp"
+#include "keig/views/matrix.hpp"
+
+namespace keig::stages {
+
+inline constexpr index_t panel_qr_max_columns = 64;
+
+// Workspace (elements of T): three buffers of 64 sums and three pivot rows,
+// and the arrival counter.
+inline index_t panel_qr_workspace_size() { return 6 * panel_qr_max_columns + 1; }
+
+// GPU execution spaces and k <= 64.
+template <class ExecSpace>
+bool panel_qr_available(index_t k) {
+  return backends::is_cuda_space_v<ExecSpace> && k >= 0 && k <= panel_qr_max_columns;
+}
+
+namespace detail {
+
+template <class T, class ExecSpace>
+struct PanelQr {
+  using R = real_t<T>;
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  // Thread (group, column); 8 groups: a team of 512 threads. With 4 groups
+  // (8 warps per multiprocessor) the H200 profile showed a latency-bound
+  // instruction stream, 43 cycles between a warp's instructions and about
+  // 20 us per column at m = 16320.
+  static constexpr int cols = static_cast<int>(panel_qr_max_columns), groups = 8;
+  static constexpr int team_size = cols * groups;
+  // Rows a thread handles per batch: all loads of a batch are issued before
+  // any store (row by row, each load would wait for the previous store).
+  static constexpr int batch = sizeof(T) > 8 ? 4 : 8;
+  static size_t scratch_bytes() { return Scratch::shmem_size(team_size) + 2 * Scratch::shmem_size(cols); }
+
+  Matrix<T, ExecSpace> a;
+  Vector<T, ExecSpace> tau;
+  T* buffers;    // [3][64] sums (step j in j % 3), then [3][64] pivot rows
+  int* arrived;  // teams arrived, summed over the steps (zero at launch)
+  index_t m, k, kk, teams, rows;
+
+  KOKKOS_INLINE_FUNCTION T* sums_of(index_t step) const { return buffers + (step % 3) * cols; }
+  KOKKOS_INLINE_FUNCTION T* pivot_of(index_t step) const { return buffers + (3 + step % 3) * cols; }
+  KOKKOS_INLINE_FUNCTION static void add_to(T* sum, const T& x) {
+    if constexpr (is_complex_v<T>) {  // two real atomics: no 16-byte atomic add needed
+      R* parts = reinterpret_cast<R*>(sum);
+      Kokkos::atomic_add(parts, x.real());
+      Kokkos::atomic_add(parts + 1, x.imag());
+    } else {
+      Kokkos::atomic_add(sum, x);
+    }
+  }
+  // x(i) = col(g + i groups) for the rows below r1, else 0.
+  KOKKOS_INLINE_FUNCTION static void load_batch(const T* col, index_t g, index_t r1, T (&x)[batch]) {
+    for (int i = 0; i < batch; ++i) {
+      const index_t gi = g + i * groups;
+      x[i] = gi < r1 ? col[gi] : T(0);
+    }
+  }
+  // First of this thread's rows (r0 + rg + groups i) below row j.
+  KOKKOS_INLINE_FUNCTION static index_t first_below(index_t r0, int rg, index_t j) {
+    index_t g = r0 + rg;
+    if (g <= j) g += ((j + 1 - g + groups - 1) / groups) * groups;
+    return g;
+  }
+
+  // Step j's partial sums over this team's rows g > j, and row j if owned;
+  // then the arrival.
+  KOKKOS_INLINE_FUNCTION void publish_partials(const Team& team, index_t j, const Scratch& red) const {
+    const int t = team.team_rank(), c = t % cols, rg = t / cols;
+    const index_t p = team.league_rank(), r0 = p * rows, r1 = r0 + rows < m ? r0 + rows : m;
+    T acc = T(0);
+    if (c >= j && c < k) {
+      const T* const xj = &a(0, j);
+      const T* const yc = &a(0, c);
+      for (index_t g = first_below(r0, rg, j); g < r1; g += groups * batch) {
+        T x[batch], y[batch];
+        load_batch(xj, g, r1, x);
+        load_batch(yc, g, r1, y);
+        for (int i = 0; i < batch; ++i) acc += conjugate(x[i]) * y[i];
+      }
+    }
+    red(rg * cols + c) = acc;
+    team.team_barrier();
+    if (rg == 0 && c >= j && c < k) {
+      T s = T(0);
+      for (int h = 0; h < groups; ++h) s += red(h * cols + c);
+      add_to(sums_of(j) + c, s);
+      if (j >= r0 && j < r1) pivot_of(j)[c] = a(j, c);
+    }
+    team.team_barrier();
+    if (t == 0) {
+      Kokkos::memory_fence();
+      Kokkos::atomic_fetch_add(arrived, 1);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const Scratch red(team.team_scratch(0), team_size), piv(team.team_scratch(0), cols), sum(team.team_scratch(0), cols);
+    const int t = team.team_rank(), c = t % cols, rg = t / cols;
+    const index_t p = team.league_rank(), r0 = p * rows, r1 = r0 + rows < m ? r0 + rows : m;
+    publish_partials(team, 0, red);
+    for (index_t j = 0; j < kk; ++j) {
+      if (t == 0) backends::wait_progress(arrived, static_cast<int>((j + 1) * teams));
+      team.team_barrier();
+      if (rg == 0 && c >= j && c < k) {
+        sum(c) = backends::load_coherent(sums_of(j) + c);
+        piv(c) = backends::load_coherent(pivot_of(j) + c);
+      }
+      if (p == 0 && rg == 1) sums_of(j + 2)[c] = T(0);
+      team.team_barrier();
+      T tau_j, scale;
+      R beta;
+      householder(piv(j), real_part(sum(j)), tau_j, scale, beta);
+      const bool mine = j >= r0 && j < r1 && (j - r0) % groups == rg;  // this thread's group holds row j
+      if (c > j && c < k) {
+        const T z = conjugate(tau_j) * (piv(c) + conjugate(scale) * sum(c));
+        const T zs = scale * z;
+        const T* const xj = &a(0, j);
+        T* const yc = &a(0, c);
+        for (index_t g = first_below(r0, rg, j); g < r1; g += groups * batch) {
+          T x[batch], y[batch];
+          load_batch(xj, g, r1, x);
+          load_batch(yc, g, r1, y);
+          for (int i = 0; i < batch; ++i) {
+            const index_t gi = g + i * groups;
+            if (gi < r1) yc[gi] = y[i] - x[i] * zs;
+          }
+        }
+        if (mine) a(j, c) -= z;
+      }
+      team.team_barrier();  // column j is read above: scale it only now
+      if (c == j) {
+        T* const xj = &a(0, j);
+        for (index_t g = first_below(r0, rg, j); g < r1; g += groups * batch) {
+          T x[batch];
+          load_batch(xj, g, r1, x);
+          for (int i = 0; i < batch; ++i) {
+            const index_t gi = g + i * groups;
+            if (gi < r1) xj[gi] = x[i] * scale;
+          }
+        }
+        if (mine) a(j, j) = T(beta);
+      }
+      if (p == 0 && t == 0) tau(j) = tau_j;
+      if (j + 1 < kk) publish_partials(team, j + 1, red);
+    }
+  }
+};
+
+}  // namespace detail
+
+// QR of the panel a (m x k, k <= 64; any leading dimension) in place, as
+// ?geqrf: tau gets min(m, k) scalars. work: panel_qr_workspace_size().
+// GPU execution spaces only (teams wait on each other: they must all be
+// resident); elsewhere InvalidArgument names `a`. Asynchronous on `space`.
+template <class T, class ExecSpace>
+void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vector<T, ExecSpace>& tau,
+              const Vector<T, ExecSpace>& work) {
+  const index_t m = a.extent(0), k = a.extent(1), kk = m < k ? m : k;
+  if (!panel_qr_available<ExecSpace>(k))
+    throw InvalidArgument("a", "panel_qr: runs on GPU execution spaces for panels of at most 64 columns, got " +
+                                   std::to_string(k));
+  if (static_cast<index_t>(tau.extent(0)) < kk) throw InvalidArgument("tau", "panel_qr: needs min(m, k) entries");
+  if (static_cast<index_t>(work.extent(0)) < panel_qr_workspace_size())
+    throw InvalidArgument("work", "panel_qr: needs panel_qr_workspace_size() entries");
+  if (kk == 0) return;
+  T* const buffers = work.data();
+  int* const arrived = reinterpret_cast<int*>(work.data() + 6 * panel_qr_max_columns);
+  Kokkos::parallel_for(
+      "keig::panel_qr::zero", Kokkos::RangePolicy<ExecSpace>(space, 0, 3 * panel_qr_max_columns),
+      KOKKOS_LAMBDA(const index_t i) {
+        buffers[i] = T(0);
+        if (i == 0) *arrived = 0;
+      });
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+    using Kernel = detail::PanelQr<T, ExecSpace>;
+    // About 32 rows per team at least; at most one team per multiprocessor.
+    index_t teams = (m + 31) / 32;
+    const index_t limit = backends::multiprocessors(space);
+    if (teams > limit) teams = limit;
+    const index_t rows = (m + teams - 1) / teams;
+    teams = (m + rows - 1) / rows;  // no team without rows
+    Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows};
+    Kokkos::parallel_for("keig::panel_qr",
+                         Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Kernel::team_size, 1>>(
+                             space, teams, Kernel::team_size)
+                             .set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes())),
+                         kernel);
+  }
+}
+
+}  // namespace keig::stages

@@ -1,0 +1,69 @@
+// stages/panel_qr (sy2sb's one-launch panel QR on GPUs) against the vendor's
+// geqrf on the same panel: both follow LAPACK's conventions (beta =
+// -sign(alpha) |(alpha, x)|, v(0) = 1), so R, the reflectors and tau agree to
+// rounding. Sizes cover one team and many (up to one per multiprocessor),
+// m < k, and k up to the limit of 64 columns. Host execution spaces must
+// refuse with InvalidArgument.
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "keig/backends/lapack.hpp"
+#include "keig/stages/panel_qr.hpp"
+#include "support.hpp"
+
+namespace keig::test {
+namespace {
+
+template <class T>
+class PanelQr : public ::testing::Test {};
+TYPED_TEST_SUITE(PanelQr, Scalars);
+
+TYPED_TEST(PanelQr, MatchesVendorGeqrf) {
+  using T = TypeParam;
+  SpaceVector<T> work("work", stages::panel_qr_workspace_size());
+  if (!backends::is_cuda_space_v<Space>) {
+    SpaceMatrix<T> a("a", 10, 4);
+    SpaceVector<T> tau("tau", 4);
+    EXPECT_THROW(
+        (stages::panel_qr<T, Space>(Space(), to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work))),
+        InvalidArgument);
+    return;
+  }
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(23);
+  for (index_t k : {index_t(1), index_t(3), index_t(17), index_t(64)}) {
+    for (index_t m : {index_t(1), index_t(2), k, k + 1, index_t(100), index_t(1000), index_t(20000)}) {
+      SCOPED_TRACE("panel_qr m=" + std::to_string(m) + " k=" + std::to_string(k));
+      // A leading dimension larger than m, as for sy2sb's panels.
+      HostMatrix<T> host("host", m + 3, k);
+      for (index_t j = 0; j < k; ++j)
+        for (index_t i = 0; i < m + 3; ++i) host(i, j) = random_scalar<T>(rng);
+      auto mine = to_space(host), theirs = to_space(host);
+      const auto rows = std::make_pair(index_t(0), m);
+      const Matrix<T, Space> a_mine = Kokkos::subview(mine, rows, Kokkos::ALL);
+      const Matrix<T, Space> a_theirs = Kokkos::subview(theirs, rows, Kokkos::ALL);
+      const index_t kk = std::min(m, k);
+      SpaceVector<T> tau_mine("tau_mine", kk), tau_theirs("tau_theirs", kk);
+      stages::panel_qr<T, Space>(Space(), a_mine, to_vector<Space>(tau_mine), to_vector<Space>(work));
+      backends::geqrf<T>(ctx, a_theirs, to_vector<Space>(tau_theirs));
+      Kokkos::fence();
+      const auto mh = to_host(mine), th = to_host(theirs);
+      const auto tm = to_host(tau_mine), tt = to_host(tau_theirs);
+      // |R| ~ sqrt(m) and reflector entries ~ 1: errors of a few m eps.
+      const double tol = 32 * double(m + k) * double(unit_roundoff<T>()) * std::sqrt(double(m));
+      double worst = 0;
+      index_t untouched = 0;
+      for (index_t j = 0; j < k; ++j) {
+        for (index_t i = 0; i < m; ++i) worst = std::max(worst, std::sqrt(double(abs_squared(T(mh(i, j) - th(i, j))))));
+        for (index_t i = m; i < m + 3; ++i) untouched += mh(i, j) != host(i, j);  // rows beyond the panel
+      }
+      for (index_t j = 0; j < kk; ++j) worst = std::max(worst, std::sqrt(double(abs_squared(T(tm(j) - tt(j))))));
+      EXPECT_LE(worst, tol);
+      EXPECT_EQ(untouched, 0) << "panel_qr wrote outside the panel";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace keig::test
