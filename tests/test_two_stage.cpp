@@ -64,13 +64,25 @@ TYPED_TEST_SUITE(Sy2sb, Scalars);
 TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
   using T = TypeParam;
   backends::Context<Space> ctx{Space()};
+  // Panels: the backend's geqrf everywhere, and keig's panel_qr where it runs.
+  std::vector<stages::Sy2sbPanel> panels{stages::Sy2sbPanel::Vendor};
+  if (stages::panel_qr_available<Space>(stages::Sy2sbTuning<Space>::default_band))
+    panels.push_back(stages::Sy2sbPanel::Keig);
   for (index_t b : {index_t(1), index_t(3), index_t(8), stages::Sy2sbTuning<Space>::default_band}) {
     for (index_t n : {index_t(1), index_t(2), b - 1, b, b + 1, 2 * b + 3, index_t(97), index_t(150)}) {
       if (n < 1) continue;
       for (Uplo uplo : {Uplo::Lower, Uplo::Upper})
-      for (stages::Sy2sbUpdate update : {stages::Sy2sbUpdate::Symmetric, stages::Sy2sbUpdate::Full}) {
+      for (stages::Sy2sbUpdate update :
+           {stages::Sy2sbUpdate::Symmetric, stages::Sy2sbUpdate::Full, stages::Sy2sbUpdate::Blocked})
+      for (stages::Sy2sbPanel panel : panels) {
+        // Blocked: block columns of 2b + 1 (not a multiple of b), so the
+        // block boundaries move relative to the panels.
+        const index_t block = update == stages::Sy2sbUpdate::Blocked ? 2 * b + 1 : 0;
         SCOPED_TRACE(describe("sy2sb", n, uplo) + " b=" + std::to_string(b) +
-                     (update == stages::Sy2sbUpdate::Full ? " full" : " symmetric"));
+                     (update == stages::Sy2sbUpdate::Full      ? " full"
+                      : update == stages::Sy2sbUpdate::Blocked ? " blocked nb=" + std::to_string(block)
+                                                               : " symmetric") +
+                     (panel == stages::Sy2sbPanel::Vendor ? " vendor panel" : " keig panel"));
         const auto problem = generate<T>(MatrixKind::Random, n, n + 7);
         HostMatrix<T> input("input", n, n);
         for (index_t j = 0; j < n; ++j)
@@ -80,7 +92,7 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
         auto a = to_space(input);
         SpaceVector<T> tau("tau", n), work("work", stages::sy2sb_workspace_size<T, Space>(n, b));
         stages::sy2sb<T, Space>(ctx, uplo, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
-                                update);
+                                stages::Sy2sbOptions{update, block, panel});
         auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
         SpaceVector<T> owork("owork", stages::ormtr_workspace_size<T, Space>(n, n, 16));
         stages::bt_sy2sb<T, Space>(ctx, to_matrix<Space>(a), b, to_vector<Space>(tau), to_matrix<Space>(q),
@@ -101,6 +113,36 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
       }
     }
   }
+}
+
+// Bad arguments: each refused with InvalidArgument naming it, A untouched.
+TYPED_TEST(Sy2sb, RejectsBadArguments) {
+  using T = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  const index_t n = 12, b = 3;
+  SpaceMatrix<T> a("a", n, n);
+  Kokkos::deep_copy(a, T(1));
+  SpaceVector<T> tau("tau", n), work("work", stages::sy2sb_workspace_size<T, Space>(n, b));
+  SpaceVector<T> short_work("short_work", stages::sy2sb_workspace_size<T, Space>(n, b) - 1);
+  const auto call = [&](index_t band, const SpaceVector<T>& w, index_t block) {
+    stages::sy2sb<T, Space>(ctx, Uplo::Lower, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(w), band,
+                            stages::Sy2sbOptions{stages::Sy2sbUpdate::Blocked, block});
+  };
+  const auto expect_refused = [&](const std::string& argument, const auto& f) {
+    try {
+      f();
+      ADD_FAILURE() << "no exception for a bad " << argument;
+    } catch (const InvalidArgument& error) {
+      EXPECT_EQ(error.argument(), argument) << error.what();
+    }
+  };
+  expect_refused("b", [&] { call(0, work, 0); });
+  expect_refused("work", [&] { call(b, short_work, 0); });
+  expect_refused("block", [&] { call(b, work, -1); });
+  Kokkos::fence();
+  const auto ah = to_host(a);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) EXPECT_EQ(ah(i, j), T(1)) << "A changed by a refused call";
 }
 
 template <class T>
@@ -299,10 +341,12 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
     for (index_t i = 0; i < n; ++i) EXPECT_EQ(zh(i, j), T(1)) << "Z changed by a refused call";
 }
 
-// The tiled sb2st task (the GPU default) against the in-place one: the same
-// similarity contract, and a tridiagonal that agrees to rounding. Host
-// execution spaces have no team of ceil(b/4)^2 threads: there the tiled
-// kernel must refuse with InvalidArgument, naming the kernel.
+// The tiled sb2st task against the in-place one: the same similarity
+// contract, and a tridiagonal that agrees to rounding. The persistent kernel
+// (the GPU default) runs the tiled task in another order: any missed
+// dependency between its teams would change the result, which must equal the
+// wave-by-wave one bit for bit. Host execution spaces have no team of
+// ceil(b/4)^2 threads: there both must refuse with InvalidArgument.
 TYPED_TEST(Sb2st, TiledAndGlobalKernelsAgree) {
   using T = TypeParam;
   using R = real_t<T>;
@@ -312,39 +356,69 @@ TYPED_TEST(Sb2st, TiledAndGlobalKernelsAgree) {
     SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n);
     SpaceVector<R> d("d", n), e("e", n);
     SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
-    EXPECT_THROW((stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
-                                          Matrix<T, Space>(), to_vector<Space>(work), stages::Sb2stKernel::Tiled)),
-                 InvalidArgument);
+    for (auto kernel : {stages::Sb2stKernel::Tiled, stages::Sb2stKernel::Persistent})
+      EXPECT_THROW((stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d),
+                                            to_vector<Space>(e), Matrix<T, Space>(), to_vector<Space>(work), kernel)),
+                   InvalidArgument);
     return;
   }
+  // One kernel on the band of `full`: the tridiagonal and the reflectors.
+  struct Chased {
+    HostVector<R> d, e;
+    HostMatrix<T> store;
+  };
+  const auto chase = [&](const HostMatrix<T>& full, index_t b, stages::Sb2stKernel kernel) {
+    const index_t n = full.extent(0);
+    const auto a = to_space(full);
+    SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n), store("store", n, n);
+    SpaceVector<R> d("d", n), e("e", n);
+    SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
+    stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
+    stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                            to_matrix<Space>(store), to_vector<Space>(work), kernel);
+    Kokkos::fence();
+    return Chased{to_host(d), to_host(e), to_host(store)};
+  };
+  // Persistent against Tiled, bit for bit: also with more sweeps in flight
+  // than multiprocessors (b = 1, n = 500: each team chases several sweeps).
+  const auto persistent_matches = [&](const Chased& tiled, const HostMatrix<T>& full, index_t b) {
+    const index_t n = full.extent(0);
+    const Chased persistent = chase(full, b, stages::Sb2stKernel::Persistent);
+    index_t differ = 0;
+    for (index_t i = 0; i < n; ++i)
+      differ += (tiled.d(i) != persistent.d(i)) + (i + 1 < n && tiled.e(i) != persistent.e(i));
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < j; ++i) differ += tiled.store(i, j) != persistent.store(i, j);
+    EXPECT_EQ(differ, 0) << "persistent and wave-by-wave tiled kernels differ";
+  };
   for (index_t b : {index_t(1), index_t(3), index_t(8), index_t(32), index_t(63), index_t(64)}) {
     for (index_t n : {index_t(2), b + 1, 2 * b + 1, 3 * b + 2, index_t(100), index_t(161), index_t(300)}) {
       SCOPED_TRACE("sb2st kernels n=" + std::to_string(n) + " b=" + std::to_string(b));
       const HostMatrix<T> full = random_band<T>(n, b, rng);
-      auto a = to_space(full);
-      const index_t rows = stages::sb2st_band_rows(b);
-      SpaceMatrix<T> ab("ab", rows, n), ab2("ab2", rows, n), store("store", n, n), store2("store2", n, n);
-      SpaceVector<R> d("d", n), e("e", n), d2("d2", n), e2("e2", n);
-      SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
-      stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
-      Kokkos::deep_copy(ab2, ab);
-      stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
-                              to_matrix<Space>(store), to_vector<Space>(work), stages::Sb2stKernel::Tiled);
-      stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab2), to_vector<Space>(d2), to_vector<Space>(e2),
-                              to_matrix<Space>(store2), to_vector<Space>(work), stages::Sb2stKernel::Global);
+      const Chased tiled = chase(full, b, stages::Sb2stKernel::Tiled);
+      const Chased global = chase(full, b, stages::Sb2stKernel::Global);
+      persistent_matches(tiled, full, b);
       auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+      const auto store = to_space(tiled.store);
       stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q));
       Kokkos::fence();
-      const auto dh = to_host(d), eh = to_host(e), d2h = to_host(d2), e2h = to_host(e2);
+      const auto &dh = tiled.d, &eh = tiled.e, &d2h = global.d, &e2h = global.e;
       const auto qh = to_host(q);
       EXPECT_LE(similarity_error(full, qh, tridiagonal_matrix<T>(dh, eh)), kContract);
       EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+      // The two kernels' tridiagonals need not agree entry by entry (the
+      // reduction's entries can be sensitive), but their eigenvalues must.
+      const auto w = reference_eigenvalues<T>(tridiagonal_matrix<T>(dh, eh));
+      const auto w2 = reference_eigenvalues<T>(tridiagonal_matrix<T>(d2h, e2h));
       const double tol = 64 * double(n) * double(unit_roundoff<T>()) * std::max(frobenius_norm(full), 1e-300);
-      for (index_t i = 0; i < n; ++i) {
-        EXPECT_LE(std::abs(double(dh(i)) - double(d2h(i))), tol) << "d(" << i << ")";
-        if (i + 1 < n) EXPECT_LE(std::abs(std::abs(double(eh(i))) - std::abs(double(e2h(i)))), tol) << "e(" << i << ")";
-      }
+      for (index_t i = 0; i < n; ++i) EXPECT_LE(std::abs(double(w[i]) - double(w2[i])), tol) << "eigenvalue " << i;
     }
+  }
+  for (index_t b : {index_t(1), index_t(8), index_t(64)}) {
+    const index_t n = b == 1 ? 500 : 24 * b + 5;
+    SCOPED_TRACE("sb2st persistent n=" + std::to_string(n) + " b=" + std::to_string(b));
+    const HostMatrix<T> full = random_band<T>(n, b, rng);
+    persistent_matches(chase(full, b, stages::Sb2stKernel::Tiled), full, b);
   }
 }
 

@@ -4,7 +4,7 @@
 //   n,case,keig_seconds,peer,peer_seconds,ratio,detail
 // ratio = peer_seconds / keig_seconds (> 1: keig is faster).
 //
-//   keig-bench [--suite symv|eigh|generalized|bt_sb2st|sy2sb|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
+//   keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|bt_sb2st|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
 //              [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]
 //              [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
@@ -58,7 +58,7 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& error) {
   std::fprintf(stderr,
-               "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|bt_sb2st|sy2sb|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
+               "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|bt_sb2st|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
                "                  [--space device|host] [--repeat R] [--jobs values,vectors] [--csv FILE]\n"
                "                  [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]\n"
                "                  [--symv-segments S1,S2,...]\n"
@@ -355,27 +355,92 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
     auto tau = keig::allocate_vector<T>(space, "keig::bench::tau", n);
     auto work = keig::allocate_vector<T>(space, "keig::bench::work", st::sy2sb_workspace_size<T, Space>(n, b));
-    auto time = [&](st::Sy2sbUpdate update) {
+    auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel) {
       std::vector<double> t;
       for (int r = 0; r < 3; ++r) {
         fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
         space.fence();
         Kokkos::Timer timer;
         st::sy2sb<T, Space>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(a), keig::Vector<T, Space>(tau),
-                            keig::Vector<T, Space>(work), b, update);
+                            keig::Vector<T, Space>(work), b, st::Sy2sbOptions{update, 0, panel});
         space.fence();
         if (r > 0) t.push_back(timer.seconds());  // the first run warms up
       }
       return *std::min_element(t.begin(), t.end());
     };
-    const double full = time(st::Sy2sbUpdate::Full), symmetric = time(st::Sy2sbUpdate::Symmetric);
+    // keig: the default (Blocked update, keig's panel QR where available);
+    // peer: the previous default (Full update, vendor geqrf).
+    const double keig_s = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto);
+    const double blocked = time(st::Sy2sbUpdate::Blocked, st::Sy2sbPanel::Vendor);
+    const double full = time(st::Sy2sbUpdate::Full, st::Sy2sbPanel::Vendor);
+    const double symmetric = time(st::Sy2sbUpdate::Symmetric, st::Sy2sbPanel::Vendor);
     const double useful = cx * 4.0 / 3.0 * double(n) * n * n;
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "b=%lld | full %.3g TFLOP/s (%.0f%% of gemm), symm+syr2k %.3g TFLOP/s (%.0f%%); gemm %.3g TFLOP/s",
-                  (long long)b, useful / full / 1e12, 100 * useful / full / gemm_rate, useful / symmetric / 1e12,
-                  100 * useful / symmetric / gemm_rate, gemm_rate / 1e12);
-    rows.push_back({n, "sy2sb (full gemms)", "sy2sb symm+syr2k", buf, full, symmetric});
+    const auto share = [&](double s) { return 100 * useful / s / gemm_rate; };
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "b=%lld nb=%lld gemm %.3g TFLOP/s | %% of gemm: default %.0f%%; vendor panel: blocked %.0f%% "
+                  "(%.3f s), full %.0f%%, symm+syr2k %.0f%% (%.3f s)",
+                  (long long)b, (long long)st::sy2sb_block_columns(n, b), gemm_rate / 1e12, share(keig_s),
+                  share(blocked), blocked, share(full), share(symmetric), symmetric);
+    rows.push_back({n, "sy2sb", "sy2sb full, geqrf", buf, keig_s, full});
   }
+}
+
+// sb2st alone on a random band: the persistent kernel (one launch, progress
+// counters) against the tiled task launched wave by wave (3n launches). Both
+// run the same task code, so d and e must agree bit for bit. GPU only: host
+// spaces have the in-place kernel alone.
+template <class T, class Space>
+bool bench_sb2st(const Args& args, const Space& space, std::vector<Row>& rows) {
+  namespace st = keig::stages;
+  using R = keig::real_t<T>;
+  if (!keig::backends::is_cuda_space_v<Space>) {
+    std::printf("sb2st suite: the tiled and persistent kernels are GPU kernels; nothing to compare on %s\n",
+                Space::name());
+    return true;
+  }
+  const index_t b = args.band > 0 ? index_t(args.band) : st::Sy2sbTuning<Space>::default_band;
+  bool ok = true;
+  for (index_t n : args.sizes) {
+    auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
+    auto ab0 = keig::allocate_matrix<T>(space, "keig::bench::band0", st::sb2st_band_rows(b), n);
+    auto ab = keig::allocate_matrix<T>(space, "keig::bench::band", st::sb2st_band_rows(b), n);
+    auto work = keig::allocate_vector<T>(space, "keig::bench::sb2st_work", st::sb2st_workspace_size(n, b));
+    fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 3);
+    st::dense_to_band<T, Space>(space, keig::Matrix<T, Space>(a), b, keig::Matrix<T, Space>(ab0));
+    std::vector<R> d_of[2], e_of[2];
+    double best[2] = {1e300, 1e300};
+    const st::Sb2stKernel kernels[2] = {st::Sb2stKernel::Persistent, st::Sb2stKernel::Tiled};
+    for (int which = 0; which < 2; ++which) {
+      auto d = keig::allocate_vector<R>(space, "keig::bench::d", n);
+      auto e = keig::allocate_vector<R>(space, "keig::bench::e", n);
+      for (int r = 0; r < 3; ++r) {  // best of 2 after a warm-up
+        Kokkos::deep_copy(space, ab, ab0);
+        space.fence();
+        Kokkos::Timer timer;
+        st::sb2st<T, Space>(space, b, keig::Matrix<T, Space>(ab), keig::Vector<R, Space>(d),
+                            keig::Vector<R, Space>(e), keig::Matrix<T, Space>(), keig::Vector<T, Space>(work),
+                            kernels[which]);
+        space.fence();
+        if (r > 0) best[which] = std::min(best[which], timer.seconds());
+      }
+      auto dh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+      auto eh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), e);
+      d_of[which].assign(dh.data(), dh.data() + n);
+      e_of[which].assign(eh.data(), eh.data() + (n > 0 ? n - 1 : 0));
+    }
+    const bool same = d_of[0] == d_of[1] && e_of[0] == e_of[1];
+    if (!same) {
+      std::fprintf(stderr, "keig-bench: sb2st persistent and wave-by-wave results differ at n=%lld\n", (long long)n);
+      ok = false;
+    }
+    const double waves = 3.0 * double(n > 2 ? n - 2 : 0) + 1;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "b=%lld | %.2f us per wave persistent, %.2f us wave by wave; results %s", (long long)b,
+                  1e6 * best[0] / waves, 1e6 * best[1] / waves, same ? "identical" : "DIFFER");
+    rows.push_back({n, "sb2st persistent", "sb2st tiled waves", buf, best[0], best[1]});
+  }
+  return ok;
 }
 
 // Generalized IC-NMA-like pairs (seed 002 §6.1): all pairs and the 1 %
@@ -631,6 +696,7 @@ int run(const Args& args) {
   if (args.suite == "generalized") bench_generalized<T>(args, space, rows);
   if (args.suite == "sy2sb") bench_sy2sb<T>(args, space, rows);
   if (args.suite == "bt_sb2st") ok = bench_bt_sb2st<T>(args, space, rows);
+  if (args.suite == "sb2st") ok = bench_sb2st<T>(args, space, rows) && ok;
   std::ofstream csv(args.csv);
   csv << "n,case,keig_seconds,peer,peer_seconds,ratio,detail\n";
   std::printf("%7s  %-28s %11s  %-20s %11s  %7s  %s\n", "n", "case", "keig [s]", "peer", "peer [s]", "ratio",
@@ -700,8 +766,8 @@ int main(int argc, char** argv) {
     } else usage("unknown option '" + k + "'");
   }
   if (args.suite != "symv" && args.suite != "eigh" && args.suite != "all" && args.suite != "generalized" &&
-      args.suite != "bt_sb2st" && args.suite != "sy2sb")
-    usage("--suite must be symv, eigh, generalized, bt_sb2st, sy2sb or all");
+      args.suite != "bt_sb2st" && args.suite != "sy2sb" && args.suite != "sb2st")
+    usage("--suite must be symv, eigh, generalized, sy2sb, sb2st, bt_sb2st or all");
   for (index_t c : args.chunks)
     if (c < 0) usage("--chunks takes positive counts or n");
   try {

@@ -28,6 +28,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "keig/backends/device_sync.hpp"
 #include "keig/stages/sytrd.hpp"
 #include "keig/views/matrix.hpp"
 
@@ -37,8 +38,12 @@ namespace keig::stages {
 // (any execution space). Tiled: every thread of a ceil(b/4)^2 team owns a
 // 4 x 4 tile of the bulge block and of the diagonal block in registers, so a
 // task is one round trip to memory plus team reductions (GPUs, b <= 128).
-// Auto: Tiled where it is available, else Global.
-enum class Sb2stKernel { Auto, Global, Tiled };
+// Global and Tiled launch one kernel per wave (3n launches). Persistent: the
+// Tiled task in one launch of at most one team per multiprocessor, each team
+// chasing every P-th sweep and waiting on its predecessor's progress counter
+// instead of a launch boundary. Auto: Persistent where the tiled task is
+// available, else Global.
+enum class Sb2stKernel { Auto, Global, Tiled, Persistent };
 
 // Rows of the band storage sb2st works in: the band and the bulges.
 inline index_t sb2st_band_rows(index_t b) { return 2 * b + 1; }
@@ -46,11 +51,12 @@ inline index_t sb2st_band_rows(index_t b) { return 2 * b + 1; }
 // Steps of sweep s (n - 1 - s rows below the diagonal, b per step).
 KOKKOS_INLINE_FUNCTION index_t sb2st_steps(index_t n, index_t b, index_t s) { return 1 + (n - 2 - s) / b; }
 
-// Workspace of sb2st (elements of T): the reflector of every sweep in flight.
-inline index_t sb2st_workspace_size(index_t n, index_t b) {
-  const index_t in_flight = n > 1 ? (sb2st_steps(n, b, 0) - 1) / 3 + 2 : 1;
-  return in_flight * (b + 1);
-}
+// Sweeps whose reflectors sb2st keeps at once (ring slots).
+inline index_t sb2st_ring_slots(index_t n, index_t b) { return n > 1 ? (sb2st_steps(n, b, 0) - 1) / 3 + 2 : 1; }
+
+// Workspace of sb2st (elements of T): the reflector of every sweep in flight
+// and one progress counter (an int) per sweep.
+inline index_t sb2st_workspace_size(index_t n, index_t b) { return sb2st_ring_slots(n, b) * (b + 1) + n; }
 
 // ab(d, j) = A(j + d, j) for 0 <= d <= b (zero beyond the band and below the
 // matrix): the lower band of a dense matrix in sb2st's storage.
@@ -212,12 +218,17 @@ struct BulgeChaseTiled {
   using Scratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static constexpr int tile = 4;
 
+  struct WaveTag {};        // one launch per wave t
+  struct PersistentTag {};  // one launch, progress counters between sweeps
+
   Matrix<T, ExecSpace> ab;
   Vector<real_t<T>, ExecSpace> e;
   Matrix<T, ExecSpace> store;
   Vector<T, ExecSpace> ring;
   index_t n, b, t, s_hi, slots;
-  int g;  // G: the team is G x G threads
+  int g;              // G: the team is G x G threads
+  int* progress;      // Persistent: steps finished per sweep (zero at launch)
+  index_t teams;      // Persistent: the league size P
 
   static index_t grid(index_t b) { return (b + tile - 1) / tile; }
   static index_t team_size(index_t b) { return grid(b) * grid(b); }
@@ -230,15 +241,55 @@ struct BulgeChaseTiled {
            scratch_bytes(b) + 512 <= 48 * 1024;
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+  KOKKOS_INLINE_FUNCTION void operator()(WaveTag, const Team& team) const {
     const index_t s = s_hi - team.league_rank();
     const index_t k = t - 3 * s;
     if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
+    task(team, s, k, Scratches(team, b, g));
+  }
+
+  // Team p chases sweeps p, p + P, ... in order. Task (s, k) may run once
+  // sweep s - 1 finished step k + 2 (or all its steps): the wave schedule's
+  // rule, with a counter in place of the launch boundary. A ring slot is
+  // reused by sweep s + slots only after sweep s ended (the chain of waits
+  // puts sweep s at step >= 3 slots > its steps), as in the wave schedule.
+  // Every team is resident (P <= multiprocessors, one team each fits), so
+  // the waits cannot deadlock.
+  KOKKOS_INLINE_FUNCTION void operator()(PersistentTag, const Team& team) const {
+    const Scratches scratch(team, b, g);  // once: every team_scratch view takes new memory
+    for (index_t s = team.league_rank(); s <= n - 2; s += teams) {
+      const index_t steps = sb2st_steps(n, b, s);
+      const index_t before = s > 0 ? sb2st_steps(n, b, s - 1) : 0;
+      for (index_t k = 0; k < steps; ++k) {
+        if (s > 0) {
+          const index_t need = k + 3 < before ? k + 3 : before;
+          if (team.team_rank() == 0) backends::wait_progress(progress + (s - 1), static_cast<int>(need));
+          team.team_barrier();
+        }
+        task(team, s, k, scratch);
+        team.team_barrier();
+        if (team.team_rank() == 0) backends::publish_progress(progress + s, static_cast<int>(k + 1));
+      }
+    }
+  }
+
+  // The task's team scratch (scratch_bytes), carved out once per team.
+  struct Scratches {
+    Scratch vp, v, column, red, w, rows, cols;
+    KOKKOS_INLINE_FUNCTION Scratches(const Team& team, index_t b, int g)
+        : vp(team.team_scratch(0), b), v(team.team_scratch(0), b), column(team.team_scratch(0), b),
+          red(team.team_scratch(0), b), w(team.team_scratch(0), b), rows(team.team_scratch(0), g * b),
+          cols(team.team_scratch(0), g * b) {}
+  };
+
+  // Task (s, k). Band and ring reads go through L2 (load_coherent): another
+  // team of the persistent kernel may have written them.
+  KOKKOS_INLINE_FUNCTION void task(const Team& team, const index_t s, const index_t k, const Scratches& sc) const {
+    using backends::load_coherent;
     const int tid = team.team_rank(), rg = tid % g, cg = tid / g, bb = static_cast<int>(b), nt = g * g;
     T* slot = ring.data() + (s % slots) * (b + 1);
-    const Scratch vp(team.team_scratch(0), b), v(team.team_scratch(0), b), column(team.team_scratch(0), b);
-    const Scratch red(team.team_scratch(0), b), w(team.team_scratch(0), b);
-    const Scratch rows(team.team_scratch(0), g * b), cols(team.team_scratch(0), g * b);
+    const Scratch &vp = sc.vp, &v = sc.v, &column = sc.column, &red = sc.red, &w = sc.w, &rows = sc.rows,
+                  &cols = sc.cols;
     const index_t p0 = s + 1 + (k - 1) * b;  // k >= 1: rows of the previous reflector [p0, p0 + b)
     const index_t q = k == 0 ? s + 1 : p0 + b;
     const int L = static_cast<int>(b < n - q ? b : n - q);  // the new reflector acts on rows [q, q + L)
@@ -249,17 +300,18 @@ struct BulgeChaseTiled {
     for (int i = 0; i < tile; ++i)
       for (int j = 0; j < tile; ++j) {
         const int r = rg + g * i, c = cg + g * j;
-        dt[i][j] = (r < L && c <= r) ? ab(r - c, q + c) : T(0);
-        ct[i][j] = (k > 0 && r < L && c < bb) ? ab(bb + r - c, p0 + c) : T(0);  // C(r, c) = A(q + r, p0 + c)
+        dt[i][j] = (r < L && c <= r) ? load_coherent(&ab(r - c, q + c)) : T(0);
+        // C(r, c) = A(q + r, p0 + c)
+        ct[i][j] = (k > 0 && r < L && c < bb) ? load_coherent(&ab(bb + r - c, p0 + c)) : T(0);
       }
     T tau_p = T(0);
     // Vectors of length b or L are strided over the G^2 threads (fewer than
     // b when b < 16).
     if (k > 0) {
-      for (int i = tid; i < bb; i += nt) vp(i) = slot[1 + i];
-      tau_p = slot[0];
+      for (int i = tid; i < bb; i += nt) vp(i) = load_coherent(slot + 1 + i);
+      tau_p = load_coherent(slot);
     } else {
-      for (int i = tid; i < L; i += nt) column(i) = ab(1 + i, s);  // A(q + i, s)
+      for (int i = tid; i < L; i += nt) column(i) = load_coherent(&ab(1 + i, s));  // A(q + i, s)
     }
     team.team_barrier();
 
@@ -295,7 +347,8 @@ struct BulgeChaseTiled {
     }
 
     // The reflector annihilating column(1:L) (every thread computes the same
-    // norm from scratch: no reduction, no barrier).
+    // norm from scratch: no reduction, no barrier; Kokkos team reductions
+    // here gained nothing on the H200).
     R xn2 = 0;
     for (int r = 1; r < L; ++r) xn2 += abs_squared(column(r));
     T tau, scale;
@@ -390,7 +443,7 @@ struct BulgeChaseTiled {
 // Reduces the band in ab ((2b+1) x n, from dense_to_band; overwritten) to the
 // tridiagonal (d: n, e: n-1). reflectors: n x n to keep Q2 for bt_sb2st, or
 // an empty view for eigenvalues only. work: sb2st_workspace_size(n, b).
-// Asynchronous on `space` (3n launches).
+// Asynchronous on `space` (3n launches, or one with Persistent).
 template <class T, class ExecSpace>
 void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, const Vector<real_t<T>, ExecSpace>& d,
            const Vector<real_t<T>, ExecSpace>& e, const Matrix<T, ExecSpace>& reflectors,
@@ -410,15 +463,35 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
   if (n > 1) {
     using Global = detail::BulgeChase<T, ExecSpace>;
     using Tiled = detail::BulgeChaseTiled<T, ExecSpace>;
-    if (kernel == Sb2stKernel::Tiled && !Tiled::available(b))
-      throw InvalidArgument("kernel", "sb2st: the tiled kernel runs on GPU execution spaces with b <= 128 (a team of "
-                                      "ceil(b/4)^2 threads); b = " + std::to_string(b));
-    const bool tiled = kernel == Sb2stKernel::Tiled || (kernel == Sb2stKernel::Auto && Tiled::available(b));
-    const index_t slots = (sb2st_steps(n, b, 0) - 1) / 3 + 2, kmax = sb2st_steps(n, b, 0) - 1;
+    const bool wants_tiles = kernel == Sb2stKernel::Tiled || kernel == Sb2stKernel::Persistent;
+    if (wants_tiles && !Tiled::available(b))
+      throw InvalidArgument("kernel", "sb2st: the tiled and persistent kernels run on GPU execution spaces with "
+                                      "b <= 128 (a team of ceil(b/4)^2 threads); b = " + std::to_string(b));
+    const bool persistent =
+        kernel == Sb2stKernel::Persistent || (kernel == Sb2stKernel::Auto && Tiled::available(b));
+    const bool tiled = kernel == Sb2stKernel::Tiled;
+    const index_t slots = sb2st_ring_slots(n, b), kmax = sb2st_steps(n, b, 0) - 1;
     Global global{ab, e, reflectors, work, n, b, 0, 0, slots};
-    Tiled tiles{ab, e, reflectors, work, n, b, 0, 0, slots, static_cast<int>(Tiled::grid(b))};
+    int* const progress = reinterpret_cast<int*>(work.data() + slots * (b + 1));
+    Tiled tiles{ab, e, reflectors, work, n, b, 0, 0, slots, static_cast<int>(Tiled::grid(b)), progress, 1};
     const index_t team = backends::is_cuda_space_v<ExecSpace> ? (b < 32 ? 32 : (b > 128 ? 128 : b)) : 1;
-    for (index_t t = 0; t <= 3 * (n - 2); ++t) {
+    if (persistent)
+      Kokkos::parallel_for(
+          "keig::sb2st::zero_progress", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+          KOKKOS_LAMBDA(const index_t i) { progress[i] = 0; });
+    if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+      if (persistent) {
+        // P: no more teams than sweeps in flight, at most one per multiprocessor.
+        const index_t sweeps = n - 1, limit = backends::multiprocessors(space);
+        tiles.teams = std::min(std::min(slots, sweeps), limit);
+        Kokkos::parallel_for("keig::sb2st::persistent",
+                             Kokkos::TeamPolicy<ExecSpace, typename Tiled::PersistentTag>(space, tiles.teams,
+                                                                                         Tiled::team_size(b))
+                                 .set_scratch_size(0, Kokkos::PerTeam(Tiled::scratch_bytes(b))),
+                             tiles);
+      }
+    }
+    for (index_t t = 0; !persistent && t <= 3 * (n - 2); ++t) {
       const index_t s_hi = t / 3 < n - 2 ? t / 3 : n - 2;
       const index_t s_lo = t - kmax > 0 ? (t - kmax + 2) / 3 : 0;
       if (s_lo > s_hi) continue;
@@ -427,7 +500,7 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
         tiles.t = t;
         tiles.s_hi = s_hi;
         Kokkos::parallel_for("keig::sb2st::wave",
-                             Kokkos::TeamPolicy<ExecSpace>(space, league, Tiled::team_size(b))
+                             Kokkos::TeamPolicy<ExecSpace, typename Tiled::WaveTag>(space, league, Tiled::team_size(b))
                                  .set_scratch_size(0, Kokkos::PerTeam(Tiled::scratch_bytes(b))),
                              tiles);
       } else {
