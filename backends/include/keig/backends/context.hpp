@@ -64,8 +64,13 @@ class Context<Kokkos::Cuda> {
 #endif
 
 // Multiprocessors of the instance's device: a kernel whose teams wait on
-// each other (sb2st's persistent bulge chase) launches at most this many
-// teams of one per multiprocessor, so all of them are resident at once.
+// each other (sb2st's persistent bulge chase, panel_qr) launches at most this
+// many teams of one per multiprocessor, so all of them are resident at once.
+// Host spaces: their concurrency (such kernels are not launched there).
+template <class ExecSpace>
+int multiprocessors(const ExecSpace& space) {
+  return space.concurrency();
+}
 #if defined(KOKKOS_ENABLE_CUDA)
 inline int multiprocessors(const Kokkos::Cuda& space) { return space.cuda_device_prop().multiProcessorCount; }
 #endif
