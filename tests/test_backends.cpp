@@ -162,6 +162,25 @@ TYPED_TEST(Backends, PotrfFactorsAndReportsTheMinor) {
   }
 }
 
+// LAPACK's two-stage driver (keig-bench's CPU values-only peer): the
+// eigenvalues of ?syevd; LAPACK has no eigenvector mode for it.
+TYPED_TEST(Backends, HostSyevd2stageMatchesSyevd) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const index_t n = 150;
+  const auto problem = generate<T>(MatrixKind::Random, n, 3);
+  HostMatrix<T> a1("a1", n, n), a2("a2", n, n), a3("a3", n, n);
+  Kokkos::deep_copy(a1, problem.a);
+  Kokkos::deep_copy(a2, problem.a);
+  std::vector<R> w1(n), w2(n);
+  ASSERT_EQ((backends::host::syevd<T>(backends::Job::ValuesOnly, Uplo::Lower, n, a1.data(), n, w1.data())), 0);
+  ASSERT_EQ((backends::host::syevd_2stage<T>(backends::Job::ValuesOnly, Uplo::Lower, n, a2.data(), n, w2.data())), 0);
+  const double tol = 10 * double(n) * double(unit_roundoff<T>()) * frobenius_norm(problem.a);
+  for (index_t i = 0; i < n; ++i) EXPECT_NEAR(double(w1[i]), double(w2[i]), tol) << "eigenvalue " << i;
+  EXPECT_THROW((void)backends::host::syevd_2stage<T>(backends::Job::Vectors, Uplo::Lower, n, a3.data(), n, w2.data()),
+               NotImplemented);
+}
+
 TYPED_TEST(Backends, GeqrfAndLarftBuildAnOrthogonalBlockReflector) {
   using T = TypeParam;
   backends::Context<Space> ctx{Space()};

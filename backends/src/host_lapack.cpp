@@ -87,6 +87,20 @@ index_t syevd(Job job, Uplo uplo, index_t n, T* a, index_t lda, real_t<T>* w) {
 }
 
 template <class T>
+index_t syevd_2stage(Job job, Uplo uplo, index_t n, T* a, index_t lda, real_t<T>* w) {
+  if (job != Job::ValuesOnly)
+    throw NotImplemented("syevd_2stage: LAPACK's two-stage drivers compute eigenvalues only (JOBZ = 'N')");
+  detail::check_int_range("syevd_2stage", n);
+  const char j = job_char(job), u = uplo_char(uplo);
+  lapack_int info;
+  if constexpr (std::is_same_v<T, float>) info = LAPACKE_ssyevd_2stage(CM, j, u, n, a, lda, w);
+  else if constexpr (std::is_same_v<T, double>) info = LAPACKE_dsyevd_2stage(CM, j, u, n, a, lda, w);
+  else if constexpr (std::is_same_v<T, Kokkos::complex<float>>) info = LAPACKE_cheevd_2stage(CM, j, u, n, vendor(a), lda, w);
+  else info = LAPACKE_zheevd_2stage(CM, j, u, n, vendor(a), lda, w);
+  return checked("syevd_2stage", info);
+}
+
+template <class T>
 index_t syevr(Job job, const Range& range, Uplo uplo, index_t n, T* a, index_t lda, index_t& m, real_t<T>* w, T* z,
               index_t ldz) {
   detail::check_int_range("syevr", n);
@@ -274,6 +288,7 @@ index_t stemr(Job job, const Range& range, index_t n, R* d, R* e, index_t& m, R*
   template index_t larft<T>(index_t, index_t, const T*, index_t, const T*, T*, index_t);                          \
   template index_t orgqr<T>(index_t, index_t, index_t, T*, index_t, const T*);                                   \
   template index_t syevd<T>(Job, Uplo, index_t, T*, index_t, real_t<T>*);                                        \
+  template index_t syevd_2stage<T>(Job, Uplo, index_t, T*, index_t, real_t<T>*);                                 \
   template index_t syevr<T>(Job, const Range&, Uplo, index_t, T*, index_t, index_t&, real_t<T>*, T*, index_t);    \
   template index_t syevx<T>(Job, const Range&, Uplo, index_t, T*, index_t, index_t&, real_t<T>*, T*, index_t);    \
   template index_t sygvd<T>(GeneralizedType, Job, Uplo, index_t, T*, index_t, T*, index_t, real_t<T>*);          \

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "keig/backends/blas.hpp"
+#include "keig/backends/lapack.hpp"
 #include "keig/generate.hpp"
 #include "keig/keig.hpp"
 #include "keig/stages/bt_sb2st.hpp"
@@ -286,6 +287,21 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
           if (s.name == "keig::vendor::eigh") peer_s = s.seconds;  // the vendor routine alone
         peer_name = peer.method.substr(8);
       }
+      // On hosts the values-only job has a second peer: LAPACK's own
+      // two-stage driver (?syevd_2stage / ?heevd_2stage), on the same matrix.
+      double lapack_2stage_s = 0;
+      if constexpr (!keig::backends::is_cuda_space_v<Space>) {
+        if (with_peer && !vectors) {
+          fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
+          space.fence();
+          std::vector<R> w2(n);
+          Kokkos::Timer timer;
+          if (keig::backends::host::syevd_2stage<T>(keig::backends::Job::ValuesOnly, keig::Uplo::Lower, n, a.data(),
+                                                    a.stride(1), w2.data()) != 0)
+            throw std::runtime_error("keig-bench: LAPACK ?syevd_2stage did not converge");
+          lapack_2stage_s = timer.seconds();
+        }
+      }
       for (const std::string& method : args.methods) {
         const keig::Result mine = run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig);
         std::ostringstream detail;
@@ -314,6 +330,9 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
         }
         rows.push_back({n, std::string("eigh ") + job + " (" + method + ")", peer_name, detail.str(), mine.seconds,
                         peer_s});
+        if (lapack_2stage_s > 0)
+          rows.push_back({n, rows.back().what, "LAPACK ?syevd_2stage", rows.back().detail, mine.seconds,
+                          lapack_2stage_s});
         std::printf("%s\n", (std::to_string(n) + " " + rows.back().what + " " + std::to_string(mine.seconds) + " s " +
                              rows.back().detail).c_str());
         std::fflush(stdout);

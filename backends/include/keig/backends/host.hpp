@@ -67,6 +67,12 @@ template <class T>
 // syevd: all pairs, in place (eigenvectors overwrite a when job == Vectors).
 template <class T>
 [[nodiscard]] index_t syevd(Job job, Uplo uplo, index_t n, T* a, index_t lda, real_t<T>* w);
+// syevd_2stage: LAPACK's own two-stage reduction (sytrd_2stage) before the
+// tridiagonal solver: the CPU peer of keig's two-stage values-only path.
+// LAPACK provides eigenvalues only: job == Job::Vectors throws NotImplemented.
+// a is overwritten.
+template <class T>
+[[nodiscard]] index_t syevd_2stage(Job job, Uplo uplo, index_t n, T* a, index_t lda, real_t<T>* w);
 // syevr (MRRR) and syevx (bisection + inverse iteration): range-aware;
 // m receives the number found; eigenvectors go to z (n x m).
 template <class T>
