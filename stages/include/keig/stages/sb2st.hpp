@@ -133,11 +133,28 @@ struct BulgeChase {
   // p = D v, w = tau p - 1/2 |tau|^2 (v^H p) v, D -= v w^H + w v^H.
   KOKKOS_INLINE_FUNCTION void two_sided(const Team& team, index_t q, index_t L, T tau, const Scratch& v,
                                         const Scratch& w) const {
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) {
-      T sum = T(0);
-      for (index_t j = 0; j < L; ++j) sum += herm(q + i, q + j) * v(j);
-      w(i) = sum;
-    });
+    if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) {
+        T sum = T(0);
+        for (index_t j = 0; j < L; ++j) sum += herm(q + i, q + j) * v(j);
+        w(i) = sum;
+      });
+    } else {
+      // Host teams are one thread: walk the stored lower triangle column by
+      // column (contiguous in the band storage), each entry used for its row
+      // and, mirrored, its column.
+      for (index_t i = 0; i < L; ++i) w(i) = T(0);
+      for (index_t j = 0; j < L; ++j) {
+        const T* const col = &ab(0, q + j);  // col[d] = A(q + j + d, q + j)
+        const T vj = v(j);
+        T acc = col[0] * vj;
+        for (index_t d = 1; d < L - j; ++d) {
+          w(j + d) += col[d] * vj;
+          acc += conjugate(col[d]) * v(j + d);
+        }
+        w(j) += acc;
+      }
+    }
     team.team_barrier();
     rank2_direction(team, L, tau, v, w);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t j) {
@@ -171,12 +188,29 @@ struct BulgeChase {
       const T tau_p = slot[0];
       team.team_barrier();
       // Bulge block C = A(q:q+L, p0:p0+b) := C H_prev (fills it).
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t r) {
-        T y = T(0);
-        for (index_t c = 0; c < b; ++c) y += at(q + r, p0 + c) * vp(c);
-        y *= tau_p;
-        for (index_t c = 0; c < b; ++c) at(q + r, p0 + c) -= y * conjugate(vp(c));
-      });
+      if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t r) {
+          T y = T(0);
+          for (index_t c = 0; c < b; ++c) y += at(q + r, p0 + c) * vp(c);
+          y *= tau_p;
+          for (index_t c = 0; c < b; ++c) at(q + r, p0 + c) -= y * conjugate(vp(c));
+        });
+      } else {
+        // Host (one thread): y = tau_p C vp and C -= y vp^H column by column
+        // (C's columns are contiguous in the band storage); w holds y.
+        for (index_t r = 0; r < L; ++r) w(r) = T(0);
+        for (index_t c = 0; c < b; ++c) {
+          const T* const col = &at(q, p0 + c);  // col[r] = C(r, c)
+          const T vc = vp(c);
+          for (index_t r = 0; r < L; ++r) w(r) += col[r] * vc;
+        }
+        for (index_t r = 0; r < L; ++r) w(r) *= tau_p;
+        for (index_t c = 0; c < b; ++c) {
+          T* const col = &at(q, p0 + c);
+          const T vc = conjugate(vp(c));
+          for (index_t r = 0; r < L; ++r) col[r] -= w(r) * vc;
+        }
+      }
       team.team_barrier();
       // Annihilate its first column, then C(:, 1:b) := H^H C(:, 1:b).
       tau = reflector(team, q, p0, L, v, beta);
