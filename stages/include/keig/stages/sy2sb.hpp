@@ -13,14 +13,13 @@
 // T^H V^H A22 V T is Hermitian, one rank-2b update replaces two one-sided
 // applications (seed 003 eq. for W).
 //
-// Full variant: both triangles of A22 are kept, so the two
-// products are plain gemms, X = A22 V and A22 -= [V W] [W V]^H with inner
-// dimension 2b: 1.5x the flops of symm + syr2k, at the vendor's gemm speed
+// Full variant: both triangles of A22 are kept, so the two products are
+// plain gemms, X = A22 V and A22 -= [V W] [W V]^H with inner dimension 2b: 1.5x the flops of symm + syr2k, at the vendor's gemm speed
 // (keig-bench --suite sy2sb times both against the dgemm rate; seed 003
 // §5.2.2 makes the same trade with two gemms per block column).
 //
-// Blocked variant (GPU default): the lower triangle only, in block columns of width nb
-// (fixed column boundaries, multiples of nb): X = A22 V is two gemms per
+// Blocked variant (GPU default): the lower triangle only, in block columns
+// of width nb (fixed boundaries, multiples of nb): X = A22 V is two gemms per
 // block column (the block column times V, and its part below the diagonal
 // block transposed times V), the update one gemm per block column,
 // A22(c0:m, c0:c1) -= [V W](c0:m) [W V](c0:c1)^H. The diagonal blocks are
@@ -118,7 +117,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   if (full || blocked) detail::mirror_full_hermitian(space, a, uplo);
   else if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
   // vx = [V X] with X starting at column k of the panel (so [V W] is one
-  // matrix), xv = [W V] for the Full update.
+  // matrix), xv = [W V] for the Full and Blocked updates.
   T* p = work.data();
   const Matrix<T, ExecSpace> vx_all(p, n, 2 * b), xv_all(p + 2 * n * b, n, 2 * b);
   const Matrix<T, ExecSpace> s_all(p + 4 * n * b, b, b), t_all(p + 4 * n * b + b * b, b, b);
