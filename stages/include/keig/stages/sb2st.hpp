@@ -11,11 +11,16 @@
 // subdiagonals.
 //
 // Parallelism (the device version the seeds do not have): step k of sweep s
-// touches rows [s+1+(k-1)b, s+1+(k+1)b) only, so it may run as soon as sweep
-// s-1 has finished its step k+2. Running task (s, k) at time t = 3s + k gives
-// a dependency wave: every launch executes all tasks of one t (about n/(3b)
-// sweeps in flight), one team each. The same source runs on host spaces,
-// where the teams are the OpenMP threads.
+// reads and writes entries A(i, j) with row i in [s+1+kb, s+1+(k+1)b) only
+// (the bulge block C and the diagonal block D share their rows). Step k' of
+// sweep s-1 has rows [s+k'b, s+(k'+1)b), which meet those only for k' = k
+// and k' = k+1: task (s, k) may run as soon as sweep s-1 has finished its
+// step k+1 (its step k+2 touches rows from s+(k+2)b on, disjoint entries,
+// although it shares the index s+(k+1)b as a column). Running task (s, k) at
+// time t = 2s + k gives a dependency wave: every launch executes all tasks of
+// one t (about n/(2b) sweeps in flight), one team each, and the critical path
+// is 2 tasks per sweep. The same source runs on host spaces, where the teams
+// are the OpenMP threads.
 //
 // Reflector (s, k) acts on rows [s+1+kb, s+1+kb+L), L = min(b, n-s-1-kb),
 // H = I - tau v v^H with v(0) = 1. When `reflectors` is not empty it is
@@ -29,6 +34,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "keig/backends/device_sync.hpp"
+#include "keig/backends/warp.hpp"
 #include "keig/stages/sytrd.hpp"
 #include "keig/views/matrix.hpp"
 
@@ -38,7 +44,7 @@ namespace keig::stages {
 // (any execution space). Tiled: every thread of a ceil(b/4)^2 team owns a
 // 4 x 4 tile of the bulge block and of the diagonal block in registers, so a
 // task is one round trip to memory plus team reductions (GPUs, b <= 128).
-// Global and Tiled launch one kernel per wave (3n launches). Persistent: the
+// Global and Tiled launch one kernel per wave (2n launches). Persistent: the
 // Tiled task in one launch of at most one team per multiprocessor, each team
 // chasing every P-th sweep and waiting on its predecessor's progress counter
 // instead of a launch boundary. Auto: Persistent where the tiled task is
@@ -52,7 +58,7 @@ inline index_t sb2st_band_rows(index_t b) { return 2 * b + 1; }
 KOKKOS_INLINE_FUNCTION index_t sb2st_steps(index_t n, index_t b, index_t s) { return 1 + (n - 2 - s) / b; }
 
 // Sweeps whose reflectors sb2st keeps at once (ring slots).
-inline index_t sb2st_ring_slots(index_t n, index_t b) { return n > 1 ? (sb2st_steps(n, b, 0) - 1) / 3 + 2 : 1; }
+inline index_t sb2st_ring_slots(index_t n, index_t b) { return n > 1 ? (sb2st_steps(n, b, 0) - 1) / 2 + 2 : 1; }
 
 // Workspace of sb2st (elements of T): the reflector of every sweep in flight
 // and one progress counter (an int) per sweep.
@@ -168,7 +174,7 @@ struct BulgeChase {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
     const index_t s = s_hi - team.league_rank();
-    const index_t k = t - 3 * s;
+    const index_t k = t - 2 * s;
     if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
     T* slot = ring.data() + (s % slots) * (b + 1);
     Scratch v(team.team_scratch(0), b), w(team.team_scratch(0), b), vp(team.team_scratch(0), b);
@@ -240,17 +246,23 @@ struct BulgeChase {
 // latency is the task's: the global kernel's b-long loops of dependent band
 // loads and read-modify-writes cost one memory round trip per iteration
 // (about 45 us per wave on the H200 at b = 64). Here thread (rg, cg) of a
-// G x G team (G = ceil(b / 4)) loads the elements (rg + G i, cg + G j),
+// G x G team (G = ceil(b / 4) rounded up to a power of two, at least 8, so
+// groups of G lanes tile the warps) loads the elements (rg + G i, cg + G j),
 // i, j < 4, of the bulge block C and of the diagonal block D once, at the
-// start, all loads in flight together; every product the task needs (C vp,
-// v^H C, D v) is a register partial per thread, summed over the G partials
-// of a row or column in team scratch; the blocks go back to the band once.
+// start, all loads in flight together. Every product the task needs is a
+// register partial per thread: sums over a column (v^H C, the mirrored half
+// of D v) stay inside a group of G lanes (warp shuffles), sums over a row
+// (C vp, D v) are shuffled across the groups of a warp and then added over
+// the warps from team scratch. Reflector entries are recomputed from the
+// annihilated column where needed, so a task has two team barriers (three
+// for k = 0) and the blocks go back to the band once.
 template <class T, class ExecSpace>
 struct BulgeChaseTiled {
   using R = real_t<T>;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static constexpr int tile = 4;
+  static constexpr int warp = 32;
 
   struct WaveTag {};        // one launch per wave t
   struct PersistentTag {};  // one launch, progress counters between sweeps
@@ -264,10 +276,16 @@ struct BulgeChaseTiled {
   int* progress;      // Persistent: steps finished per sweep (zero at launch)
   index_t teams;      // Persistent: the league size P
 
-  static index_t grid(index_t b) { return (b + tile - 1) / tile; }
+  static index_t grid(index_t b) {
+    index_t g = 8;
+    while (g * tile < b) g *= 2;
+    return g;
+  }
   static index_t team_size(index_t b) { return grid(b) * grid(b); }
-  // vp, v, column, reduced vector, w (b each); row and column partials (G b each).
-  static size_t scratch_bytes(index_t b) { return 5 * Scratch::shmem_size(b) + 2 * Scratch::shmem_size(grid(b) * b); }
+  static index_t warps(index_t b) { return team_size(b) / warp; }
+  // The annihilated column, p = D v, the column half of D v (b each) and the
+  // per-warp row partials (warps x b).
+  static size_t scratch_bytes(index_t b) { return 3 * Scratch::shmem_size(b) + Scratch::shmem_size(warps(b) * b); }
   // Devices only (a team of G^2 threads, each with its own registers), a
   // team of at most 1024 threads and level-0 scratch within 48 KB.
   static bool available(index_t b) {
@@ -277,26 +295,26 @@ struct BulgeChaseTiled {
 
   KOKKOS_INLINE_FUNCTION void operator()(WaveTag, const Team& team) const {
     const index_t s = s_hi - team.league_rank();
-    const index_t k = t - 3 * s;
+    const index_t k = t - 2 * s;
     if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
-    task(team, s, k, Scratches(team, b, g));
+    task(team, s, k, Scratches(team, b, g * g / warp));
   }
 
   // Team p chases sweeps p, p + P, ... in order. Task (s, k) may run once
-  // sweep s - 1 finished step k + 2 (or all its steps): the wave schedule's
+  // sweep s - 1 finished step k + 1 (or all its steps): the wave schedule's
   // rule, with a counter in place of the launch boundary. A ring slot is
   // reused by sweep s + slots only after sweep s ended (the chain of waits
-  // puts sweep s at step >= 3 slots > its steps), as in the wave schedule.
+  // puts sweep s at step >= 2 slots > its steps), as in the wave schedule.
   // Every team is resident (P <= multiprocessors, one team each fits), so
   // the waits cannot deadlock.
   KOKKOS_INLINE_FUNCTION void operator()(PersistentTag, const Team& team) const {
-    const Scratches scratch(team, b, g);  // once: every team_scratch view takes new memory
+    const Scratches scratch(team, b, g * g / warp);  // once: every team_scratch view takes new memory
     for (index_t s = team.league_rank(); s <= n - 2; s += teams) {
       const index_t steps = sb2st_steps(n, b, s);
       const index_t before = s > 0 ? sb2st_steps(n, b, s - 1) : 0;
       for (index_t k = 0; k < steps; ++k) {
         if (s > 0) {
-          const index_t need = k + 3 < before ? k + 3 : before;
+          const index_t need = k + 2 < before ? k + 2 : before;
           if (team.team_rank() == 0) backends::wait_progress(progress + (s - 1), static_cast<int>(need));
           team.team_barrier();
         }
@@ -309,28 +327,41 @@ struct BulgeChaseTiled {
 
   // The task's team scratch (scratch_bytes), carved out once per team.
   struct Scratches {
-    Scratch vp, v, column, red, w, rows, cols;
-    KOKKOS_INLINE_FUNCTION Scratches(const Team& team, index_t b, int g)
-        : vp(team.team_scratch(0), b), v(team.team_scratch(0), b), column(team.team_scratch(0), b),
-          red(team.team_scratch(0), b), w(team.team_scratch(0), b), rows(team.team_scratch(0), g * b),
-          cols(team.team_scratch(0), g * b) {}
+    Scratch column, p, column_half, rows;
+    KOKKOS_INLINE_FUNCTION Scratches(const Team& team, index_t b, index_t warps)
+        : column(team.team_scratch(0), b), p(team.team_scratch(0), b), column_half(team.team_scratch(0), b),
+          rows(team.team_scratch(0), warps * b) {}
   };
 
   // Task (s, k). Band and ring reads go through L2 (load_coherent): another
-  // team of the persistent kernel may have written them.
+  // team of the persistent kernel may have written them. Every warp_sum is
+  // reached by all threads (contributions outside the blocks are zeros).
   KOKKOS_INLINE_FUNCTION void task(const Team& team, const index_t s, const index_t k, const Scratches& sc) const {
     using backends::load_coherent;
+    using backends::warp_sum;
     const int tid = team.team_rank(), rg = tid % g, cg = tid / g, bb = static_cast<int>(b), nt = g * g;
+    const int lane = tid % warp, my_warp = tid / warp, nwarps = nt / warp;
     T* slot = ring.data() + (s % slots) * (b + 1);
-    const Scratch &vp = sc.vp, &v = sc.v, &column = sc.column, &red = sc.red, &w = sc.w, &rows = sc.rows,
-                  &cols = sc.cols;
+    const Scratch &column = sc.column, &p = sc.p, &column_half = sc.column_half, &rows = sc.rows;
     const index_t p0 = s + 1 + (k - 1) * b;  // k >= 1: rows of the previous reflector [p0, p0 + b)
     const index_t q = k == 0 ? s + 1 : p0 + b;
     const int L = static_cast<int>(b < n - q ? b : n - q);  // the new reflector acts on rows [q, q + L)
+    // Sum over the team of per-thread row partials: across the groups of a
+    // warp by shuffles, then over the warps from scratch (after a barrier).
+    auto publish_row_partial = [&](T partial, int r) {
+      partial = warp_sum(partial, g, warp);
+      if (lane < g && r < bb) rows(my_warp * bb + r) = partial;
+    };
+    auto row_total = [&](int r) {
+      T sum = T(0);
+      for (int h = 0; h < nwarps; ++h) sum += rows(h * bb + r);
+      return sum;
+    };
 
-    // Every load of the task, issued together: D's lower tile, and C's tile
+    // Every load of the task, issued together: D's lower tile, and C's tile,
+    // the previous reflector's entries of this thread's columns and its tau
     // (k >= 1) or the column to annihilate (k = 0).
-    T dt[tile][tile], ct[tile][tile];
+    T dt[tile][tile], ct[tile][tile], vp[tile];
     for (int i = 0; i < tile; ++i)
       for (int j = 0; j < tile; ++j) {
         const int r = rg + g * i, c = cg + g * j;
@@ -338,87 +369,59 @@ struct BulgeChaseTiled {
         // C(r, c) = A(q + r, p0 + c)
         ct[i][j] = (k > 0 && r < L && c < bb) ? load_coherent(&ab(bb + r - c, p0 + c)) : T(0);
       }
-    T tau_p = T(0);
-    // Vectors of length b or L are strided over the G^2 threads (fewer than
-    // b when b < 16).
+    for (int j = 0; j < tile; ++j) {
+      const int c = cg + g * j;
+      vp[j] = (k > 0 && c < bb) ? load_coherent(slot + 1 + c) : T(0);
+    }
+    const T tau_p = k > 0 ? load_coherent(slot) : T(0);
+
     if (k > 0) {
-      for (int i = tid; i < bb; i += nt) vp(i) = load_coherent(slot + 1 + i);
-      tau_p = load_coherent(slot);
+      // C := C H_prev = C - tau_p (C vp) vp^H.
+      for (int i = 0; i < tile; ++i) {
+        T acc = T(0);
+        for (int j = 0; j < tile; ++j) acc += ct[i][j] * vp[j];
+        publish_row_partial(acc, rg + g * i);
+      }
+      team.team_barrier();
+      for (int i = 0; i < tile; ++i) {
+        const int r = rg + g * i;
+        const T y = r < L ? tau_p * row_total(r) : T(0);
+        for (int j = 0; j < tile; ++j) ct[i][j] -= y * conjugate(vp[j]);
+        if (cg == 0 && r < L) column(r) = ct[i][0];
+      }
     } else {
       for (int i = tid; i < L; i += nt) column(i) = load_coherent(&ab(1 + i, s));  // A(q + i, s)
     }
     team.team_barrier();
 
-    if (k > 0) {
-      // C := C H_prev = C - tau_p (C vp) vp^H.
-      for (int i = 0; i < tile; ++i) {
-        const int r = rg + g * i;
-        T acc = T(0);
-        for (int j = 0; j < tile; ++j) {
-          const int c = cg + g * j;
-          if (c < bb) acc += ct[i][j] * vp(c);
-        }
-        if (r < bb) rows(cg * bb + r) = acc;
-      }
-      team.team_barrier();
-      for (int i = tid; i < L; i += nt) {
-        T y = T(0);
-        for (int h = 0; h < g; ++h) y += rows(h * bb + i);
-        red(i) = tau_p * y;
-      }
-      team.team_barrier();
-      for (int i = 0; i < tile; ++i)
-        for (int j = 0; j < tile; ++j) {
-          const int r = rg + g * i, c = cg + g * j;
-          if (r < L && c < bb) ct[i][j] -= red(r) * conjugate(vp(c));
-        }
-      if (cg == 0)
-        for (int i = 0; i < tile; ++i) {
-          const int r = rg + g * i;
-          if (r < L) column(r) = ct[i][0];
-        }
-      team.team_barrier();
-    }
-
-    // The reflector annihilating column(1:L) (every thread computes the same
-    // norm from scratch: no reduction, no barrier; Kokkos team reductions
-    // here gained nothing on the H200).
-    R xn2 = 0;
-    for (int r = 1; r < L; ++r) xn2 += abs_squared(column(r));
+    // The reflector annihilating column(1:L): every warp forms the same norm.
+    R norm_part = 0;
+    for (int r = 1 + lane; r < L; r += warp) norm_part += abs_squared(column(r));
+    const R xn2 = warp_sum(norm_part, 1, warp);
     T tau, scale;
     R beta;
     householder(column(0), xn2, tau, scale, beta);
-    for (int i = tid; i < bb; i += nt) v(i) = i == 0 ? T(1) : (i < L ? column(i) * scale : T(0));
+    auto v = [&](int i) { return i == 0 ? T(1) : (i < L ? column(i) * scale : T(0)); };
+    T vr[tile], vc[tile];  // v at this thread's rows and columns
+    for (int i = 0; i < tile; ++i) {
+      vr[i] = v(rg + g * i);
+      vc[i] = v(cg + g * i);
+    }
     if (k == 0) {
       for (int i = tid; i < L; i += nt) ab(1 + i, s) = i == 0 ? T(beta) : T(0);
       if (tid == 0) e(s) = beta;
-    }
-    team.team_barrier();
-
-    if (k > 0) {
+    } else {
       // C(:, 1:b) := H^H C(:, 1:b) = C - conj(tau) v (v^H C); C(:, 0) = beta e_1.
       for (int j = 0; j < tile; ++j) {
         const int c = cg + g * j;
         T acc = T(0);
+        for (int i = 0; i < tile; ++i) acc += conjugate(vr[i]) * ct[i][j];
+        const T z = conjugate(tau) * warp_sum(acc, 1, g);
         for (int i = 0; i < tile; ++i) {
           const int r = rg + g * i;
-          if (r < L) acc += conjugate(v(r)) * ct[i][j];
+          if (r < L && c < bb) ab(bb + r - c, p0 + c) = c == 0 ? (r == 0 ? T(beta) : T(0)) : ct[i][j] - vr[i] * z;
         }
-        if (c < bb) cols(rg * bb + c) = acc;
       }
-      team.team_barrier();
-      for (int i = tid; i < bb; i += nt) {
-        T z = T(0);
-        for (int h = 0; h < g; ++h) z += cols(h * bb + i);
-        red(i) = conjugate(tau) * z;
-      }
-      team.team_barrier();
-      for (int i = 0; i < tile; ++i)
-        for (int j = 0; j < tile; ++j) {
-          const int r = rg + g * i, c = cg + g * j;
-          if (r < L && c < bb)
-            ab(bb + r - c, p0 + c) = c == 0 ? (r == 0 ? T(beta) : T(0)) : ct[i][j] - v(r) * red(c);
-        }
     }
 
     // D := H^H D H: p = D v from the lower tile (each stored entry adds to
@@ -429,36 +432,37 @@ struct BulgeChaseTiled {
       T acc = T(0);
       for (int j = 0; j < tile; ++j) {
         const int c = cg + g * j;
-        if (r < L && c <= r) acc += dt[i][j] * v(c);
+        if (c <= r) acc += dt[i][j] * vc[j];
       }
-      if (r < bb) rows(cg * bb + r) = acc;
+      publish_row_partial(acc, r);
     }
     for (int j = 0; j < tile; ++j) {
       const int c = cg + g * j;
       T acc = T(0);
       for (int i = 0; i < tile; ++i) {
         const int r = rg + g * i;
-        if (r < L && c < r) acc += conjugate(dt[i][j]) * v(r);
+        if (c < r) acc += conjugate(dt[i][j]) * vr[i];
       }
-      if (c < bb) cols(rg * bb + c) = acc;
+      acc = warp_sum(acc, 1, g);
+      if (rg == 0 && c < bb) column_half(c) = acc;
     }
     team.team_barrier();
-    for (int i = tid; i < L; i += nt) {
-      T p = T(0);
-      for (int h = 0; h < g; ++h) p += rows(h * bb + i) + cols(h * bb + i);
-      red(i) = p;
+    for (int i = tid; i < L; i += nt) p(i) = row_total(i) + column_half(i);
+    team.team_barrier();
+    R dot_part = 0;  // v^H p, the same in every warp
+    for (int i = lane; i < L; i += warp) dot_part += real_part(conjugate(v(i)) * p(i));
+    const T half = T(R(0.5) * abs_squared(tau) * warp_sum(dot_part, 1, warp));
+    T wr[tile], wc[tile];
+    for (int i = 0; i < tile; ++i) {
+      const int r = rg + g * i, c = cg + g * i;
+      wr[i] = r < L ? tau * p(r) - half * vr[i] : T(0);
+      wc[i] = c < L ? tau * p(c) - half * vc[i] : T(0);
     }
-    team.team_barrier();
-    R vp_dot = 0;
-    for (int r = 0; r < L; ++r) vp_dot += real_part(conjugate(v(r)) * red(r));
-    const T half = T(R(0.5) * abs_squared(tau) * vp_dot);
-    for (int i = tid; i < L; i += nt) w(i) = tau * red(i) - half * v(i);
-    team.team_barrier();
     for (int i = 0; i < tile; ++i)
       for (int j = 0; j < tile; ++j) {
         const int r = rg + g * i, c = cg + g * j;
         if (r < L && c <= r) {
-          const T updated = dt[i][j] - v(r) * conjugate(w(c)) - w(r) * conjugate(v(c));
+          const T updated = dt[i][j] - vr[i] * conjugate(wc[j]) - wr[i] * conjugate(vc[j]);
           ab(r - c, q + c) = r == c ? T(real_part(updated)) : updated;
         }
       }
@@ -477,7 +481,7 @@ struct BulgeChaseTiled {
 // Reduces the band in ab ((2b+1) x n, from dense_to_band; overwritten) to the
 // tridiagonal (d: n, e: n-1). reflectors: n x n to keep Q2 for bt_sb2st, or
 // an empty view for eigenvalues only. work: sb2st_workspace_size(n, b).
-// Asynchronous on `space` (3n launches, or one with Persistent).
+// Asynchronous on `space` (2n launches, or one with Persistent).
 template <class T, class ExecSpace>
 void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, const Vector<real_t<T>, ExecSpace>& d,
            const Vector<real_t<T>, ExecSpace>& e, const Matrix<T, ExecSpace>& reflectors,
@@ -525,9 +529,9 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
                              tiles);
       }
     }
-    for (index_t t = 0; !persistent && t <= 3 * (n - 2); ++t) {
-      const index_t s_hi = t / 3 < n - 2 ? t / 3 : n - 2;
-      const index_t s_lo = t - kmax > 0 ? (t - kmax + 2) / 3 : 0;
+    for (index_t t = 0; !persistent && t <= 2 * (n - 2); ++t) {
+      const index_t s_hi = t / 2 < n - 2 ? t / 2 : n - 2;
+      const index_t s_lo = t - kmax > 0 ? (t - kmax + 1) / 2 : 0;
       if (s_lo > s_hi) continue;
       const index_t league = s_hi - s_lo + 1;
       if (tiled) {

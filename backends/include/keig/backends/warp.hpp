@@ -1,0 +1,36 @@
+// Sums across the lanes of a warp (CUDA shuffles), for team kernels whose
+// teams are whole warps: team size a multiple of 32 and vector length 1, so
+// team_rank() % 32 is the lane. They replace a scratch round trip and a team
+// barrier per reduction (sb2st's tiled bulge-chase task).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <type_traits>
+
+namespace keig::backends {
+
+// Butterfly sum of `value` over the lanes that differ from this one in the
+// bits first, 2 first, ..., below last (powers of two): (1, g) sums each
+// aligned group of g consecutive lanes, (g, 32) the lanes at the same place
+// of every group. Every lane ends with the same bits (IEEE addition
+// commutes, and each step adds the same two operands on both lanes). All 32
+// lanes of the warp must call it together. Host teams are single threads:
+// there it returns `value`.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T warp_sum(T value, int first, int last) {
+#if defined(__CUDA_ARCH__)
+  for (int offset = first; offset < last; offset *= 2) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      value += __shfl_xor_sync(0xffffffffu, value, offset);
+    } else {  // Kokkos::complex: the two parts
+      value += T(__shfl_xor_sync(0xffffffffu, value.real(), offset), __shfl_xor_sync(0xffffffffu, value.imag(), offset));
+    }
+  }
+#else
+  (void)first;
+  (void)last;
+#endif
+  return value;
+}
+
+}  // namespace keig::backends
