@@ -33,4 +33,19 @@ KOKKOS_FORCEINLINE_FUNCTION T warp_sum(T value, int first, int last) {
   return value;
 }
 
+// Sum of `value` over the aligned group of Group consecutive lanes (a power
+// of two up to 32) that holds this lane. Only that group's lanes must call it
+// together: the other groups of the warp may be elsewhere. Host: `value`.
+template <int Group, class T>
+KOKKOS_FORCEINLINE_FUNCTION T group_sum(T value) {
+  static_assert(Group >= 1 && Group <= 32 && (Group & (Group - 1)) == 0, "group_sum: Group must be 1, 2, 4, ..., 32");
+#if defined(__CUDA_ARCH__)
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  const unsigned mask = Group == 32 ? 0xffffffffu : ((1u << Group) - 1u) << (lane & ~unsigned(Group - 1));
+  for (int offset = 1; offset < Group; offset *= 2) value += __shfl_xor_sync(mask, value, offset);
+#endif
+  return value;
+}
+
 }  // namespace keig::backends

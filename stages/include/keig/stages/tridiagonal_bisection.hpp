@@ -32,6 +32,8 @@
 #include <string>
 #include <type_traits>
 
+#include "keig/backends/context.hpp"
+#include "keig/backends/warp.hpp"
 #include "keig/errors.hpp"
 #include "keig/options.hpp"
 #include "keig/views/matrix.hpp"
@@ -189,6 +191,59 @@ struct Bisect {
     }
     for (int l = 0; l < L; ++l)
       if (il + t * L + l <= iu) w(k[l] - il) = ((R(0.5) * (lo[l] + hi[l])) * u1) * u2;
+  }
+};
+
+// Devices: eigenvalue k gets an aligned group of G = 4 lanes of a warp. Each
+// step counts at the G points that cut the bracket into G + 1 equal parts,
+// one per lane, and keeps the part where the count crosses k (counts grow
+// with x): log2(5) bits per step instead of one. One thread per eigenvalue
+// (the host work items' layout) leaves a GPU latency-bound: at n = 16384
+// that is 16384 threads, each a chain of n dependent divisions per step.
+template <class R, class WView, class ExecSpace>
+struct BisectGroups {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  static constexpr int group = 4;
+  static constexpr int team_size = 128;
+  BisectionSetup<R> s;
+  const R* counts;
+  WView w;
+  index_t il, iu;
+  R xlo, xhi, u1, u2;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const index_t item = team.league_rank() * team.team_size() + team.team_rank();
+    const int part = static_cast<int>(item % group);
+    const index_t j = il + item / group;
+    const index_t k = j < iu ? j : iu;  // groups past iu repeat iu
+    R gl, gu;
+    s.bounds(gl, gu);
+    index_t jl = 0, jh = s.points;
+    while (jh - jl > 1) {
+      const index_t m = (jl + jh) / 2;
+      if (counts[m] <= R(k)) jl = m;
+      else jh = m;
+    }
+    R lo = bisection_point(gl, gu, jl, s.points), hi = bisection_point(gl, gu, jh, s.points);
+    if (lo < xlo) lo = xlo;
+    if (hi > xhi) hi = xhi;
+    for (int step = 0; step < bisection_max_steps; ++step) {
+      // The same closing test as Bisect; lo and hi are equal on the group's lanes.
+      const R alo = bisection_abs(lo), ahi = bisection_abs(hi);
+      const R mid = R(0.5) * (lo + hi);
+      if (!(hi - lo > R(2) * s.ulp * (alo > ahi ? alo : ahi) + s.pivmin && lo < mid && mid < hi)) break;
+      R x[group + 2];  // the cut points, computed once so every use has the same bits
+      const R width = (hi - lo) / R(group + 1);
+      x[0] = lo;
+      for (int p = 1; p <= group; ++p) x[p] = lo + R(p) * width;
+      x[group + 1] = hi;
+      index_t c;
+      s.template counts<1>(x + part + 1, &c);
+      const int below = backends::group_sum<group>(c <= k ? 1 : 0);  // cut points with count <= k
+      lo = x[below];
+      hi = x[below + 1];
+    }
+    if (part == 0 && j <= iu) w(k - il) = ((R(0.5) * (lo + hi)) * u1) * u2;
   }
 };
 
@@ -366,8 +421,17 @@ index_t tridiagonal_bisection(const ExecSpace& space, const Range& range, const 
   const detail::BisectionSetup<R> setup{ws, n, e2_at, bounds_at, counts_at, points, ulp, pivmin};
   Kokkos::parallel_for("keig::bisection::multisection", Policy(space, 0, (points + lanes) / lanes),
                        detail::Multisection<lanes, R>{setup, ws + counts_at});
-  Kokkos::parallel_for("keig::bisection::bisect", Policy(space, 0, (m + lanes - 1) / lanes),
-                       detail::Bisect<lanes, R, Vector<R, ExecSpace>>{setup, ws + counts_at, w, il, iu, xlo, xhi, u1, u2});
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+    using Groups = detail::BisectGroups<R, Vector<R, ExecSpace>, ExecSpace>;
+    const index_t items = m * Groups::group;
+    Kokkos::parallel_for("keig::bisection::bisect",
+                         Kokkos::TeamPolicy<ExecSpace>(space, (items + Groups::team_size - 1) / Groups::team_size,
+                                                       Groups::team_size),
+                         Groups{setup, ws + counts_at, w, il, iu, xlo, xhi, u1, u2});
+  } else {
+    Kokkos::parallel_for("keig::bisection::bisect", Policy(space, 0, (m + lanes - 1) / lanes),
+                         detail::Bisect<lanes, R, Vector<R, ExecSpace>>{setup, ws + counts_at, w, il, iu, xlo, xhi, u1, u2});
+  }
   return m;
 }
 
