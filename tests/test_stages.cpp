@@ -1,6 +1,7 @@
 // keig's own stages on the backend under test, against host references.
 #include <random>
 
+#include "keig/backends/lapack.hpp"
 #include "keig/stages/ormtr.hpp"
 #include "keig/stages/symv.hpp"
 #include "keig/stages/sytrd.hpp"
@@ -132,6 +133,50 @@ TYPED_TEST(Sytrd, ReducesToTridiagonalWithUnitaryQ) {
       }
     }
   }
+}
+
+template <class T>
+class ColumnReflectors : public ::testing::Test {};
+TYPED_TEST_SUITE(ColumnReflectors, Scalars);
+
+// Offset 0 applies the reflectors of a QR factorization (?ormqr): with
+// G = Q R from the vendor geqrf, Q = apply(I) must be unitary and Q R = G,
+// for one and several blocks (the last one partial).
+TYPED_TEST(ColumnReflectors, OffsetZeroAppliesTheQrFactor) {
+  using T = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(7);
+  for (index_t n : {1, 5, 70, 200}) {
+    for (index_t nb : {index_t(8), index_t(128)}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " nb=" + std::to_string(nb));
+      HostMatrix<T> g("g", n, n);
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < n; ++i) g(i, j) = random_scalar<T>(rng);
+      auto f = to_space(g);
+      SpaceVector<T> tau("tau", n), work("work", stages::ormtr_workspace_size<T, Space>(n, n, nb));
+      backends::geqrf<T>(ctx, to_matrix<Space>(f), to_vector<Space>(tau));
+      auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+      stages::apply_column_reflectors<T, Space>(ctx, to_matrix<Space>(f), 0, n, to_vector<Space>(tau),
+                                                to_matrix<Space>(q), to_vector<Space>(work), nb);
+      Kokkos::fence();
+      auto qh = to_host(q);
+      auto fh = to_host(f);
+      double num = 0;
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < n; ++i) {
+          T qr = T(0);
+          for (index_t k = 0; k <= j; ++k) qr += qh(i, k) * fh(k, j);  // R = the upper triangle of f
+          num += abs_squared(T(qr - g(i, j)));
+        }
+      EXPECT_LE(std::sqrt(num) / (frobenius_norm(g) * n * double(unit_roundoff<T>())), kContract);
+      EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+    }
+  }
+  SpaceMatrix<T> a("a", 4, 4), z("z", 4, 4);
+  SpaceVector<T> tau("tau", 4), work("work", stages::ormtr_workspace_size<T, Space>(4, 4, 8));
+  EXPECT_THROW((stages::apply_column_reflectors<T, Space>(ctx, to_matrix<Space>(a), -1, 2, to_vector<Space>(tau),
+                                                          to_matrix<Space>(z), to_vector<Space>(work), 8)),
+               InvalidArgument);
 }
 
 }  // namespace

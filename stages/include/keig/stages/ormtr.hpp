@@ -23,8 +23,9 @@ index_t ormtr_workspace_size(index_t n, index_t m, index_t nb) {
 
 // Z := Q Z for Q = H(0) H(1) ... H(count-1), H(j) = I - tau_j v_j v_j^H with
 // v_j stored in a(j + offset : n, j) (its unit entry at row j + offset is
-// implied): the reflectors of sytrd (offset 1) and of sy2sb (offset b, the
-// band width) have this shape. z: n x m. Asynchronous on ctx.space().
+// implied): the reflectors of geqrf (offset 0, LAPACK ?ormqr), of sytrd
+// (offset 1) and of sy2sb (offset b, the band width) have this shape.
+// z: n x m. Asynchronous on ctx.space().
 template <class T, class ExecSpace>
 void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a, index_t offset,
                              index_t count, const Vector<T, ExecSpace>& tau, const Matrix<T, ExecSpace>& z,
@@ -32,8 +33,8 @@ void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matr
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0), m = z.extent(1);
   if (static_cast<index_t>(z.extent(0)) != n) throw InvalidArgument("Z", "reflector application: Z needs n rows");
-  if (offset < 1 || count < 0 || count > n - offset)
-    throw InvalidArgument("count", "reflector application: needs offset >= 1 and count <= n - offset");
+  if (offset < 0 || count < 0 || count > n - offset)
+    throw InvalidArgument("count", "reflector application: needs offset >= 0 and 0 <= count <= n - offset");
   if (static_cast<index_t>(tau.extent(0)) < count) throw InvalidArgument("tau", "reflector application: needs count entries");
   if (static_cast<index_t>(work.extent(0)) < ormtr_workspace_size<T, ExecSpace>(n, m, nb))
     throw InvalidArgument("work", "reflector application: needs ormtr_workspace_size(n, m, nb) entries");
