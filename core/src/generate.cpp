@@ -244,10 +244,8 @@ TestPair<T> generate_pair(MatrixKind kind, index_t n, double b_condition, std::u
   return out;
 }
 
-namespace {
-
-// Eigenvalues of the IC-NMA-like Hessian (see generate.hpp), ascending.
 std::vector<double> icnma_hessian_spectrum(index_t n) {
+  if (n < 0) throw InvalidArgument("n", "must be >= 0, got " + std::to_string(n));
   std::vector<double> lambda(n);
   for (index_t i = 0; i < n; ++i) {
     const double t = n > 1 ? double(i) / double(n - 1) : 0.0;
@@ -255,6 +253,8 @@ std::vector<double> icnma_hessian_spectrum(index_t n) {
   }
   return lambda;
 }
+
+namespace {
 
 // Makes a exactly Hermitian from its lower triangle (real diagonal).
 template <class T>

@@ -67,6 +67,10 @@ TestPair<T> generate_pair(MatrixKind kind, index_t n, double b_condition = 1e2, 
 template <class T>
 TestPair<T> generate_icnma_pair(index_t n, std::uint64_t seed = 1);
 
+// The eigenvalues of the IC-NMA-like A above, ascending (for building the
+// same kind of pair elsewhere, e.g. on a GPU at sizes where host BLAS is slow).
+std::vector<double> icnma_hessian_spectrum(index_t n);
+
 // The known spectrum of a kind (ascending); empty for Random and Wilkinson.
 template <class T>
 std::vector<real_t<T>> known_spectrum(MatrixKind kind, index_t n, std::uint64_t seed = 1);
