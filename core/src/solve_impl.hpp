@@ -274,7 +274,9 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   const bool dc = options.tridiagonal_solver == TridiagonalSolver::DivideAndConquer ||
                   (options.tridiagonal_solver == TridiagonalSolver::Auto && options.range.kind == Range::Kind::All &&
                    problem.vectors);
-  const bool bisection = options.tridiagonal_solver == TridiagonalSolver::BisectionInverseIteration;
+  const bool bisection = options.tridiagonal_solver == TridiagonalSolver::BisectionInverseIteration ||
+                         (options.tridiagonal_solver == TridiagonalSolver::Auto && options.range.kind != Range::Kind::All &&
+                          problem.vectors);
   const bool two_stage = method == Method::TwoStage;
   constexpr bool device = stages::is_device_space_v<ExecSpace>;
   const bool device_bisection = device && !problem.vectors &&

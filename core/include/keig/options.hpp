@@ -18,7 +18,10 @@ enum class Method {
 enum class Uplo { Lower, Upper };
 
 enum class TridiagonalSolver {
-  Auto,                       // divide and conquer for all pairs with vectors, MRRR otherwise
+  // Auto: all pairs with vectors by divide and conquer, subsets with vectors
+  // by bisection + inverse iteration (orthogonal within clusters), eigenvalues
+  // only by MRRR's dqds; on GPUs keig's stedc and bisection where they apply.
+  Auto,
   DivideAndConquer,           // ?stedc
   BisectionInverseIteration,  // ?stebz + ?stein
   MRRR,                       // ?stemr
