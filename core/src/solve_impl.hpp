@@ -326,16 +326,20 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
 template <class ExecSpace>
 Method choose_method(index_t n, Problem problem, const Options& options) {
   if (problem.generalized && options.b_factored) return Method::TwoStage;
-  // Standard problems on a GPU, from the crossovers measured with keig-bench
-  // on the H200 (two-stage with the tiled bulge chase against Xsyevd):
-  // eigenvalues only 0.58x at n = 4096, 1.5x at 8192, 3.1x at 16384; with
-  // vectors 0.78x at 8192, 1.09x at 16384 (before the bt_sb2st retuning).
-  // Subsets of vectors stay with the vendor (their tridiagonal step runs on the host).
+  if (!stages::is_device_space_v<ExecSpace>) return Method::Vendor;
   const bool all_vectors = problem.vectors && options.range.kind == Range::Kind::All;
-  if (stages::is_device_space_v<ExecSpace> && !problem.generalized && (!problem.vectors || all_vectors) &&
-      n >= (problem.vectors ? 16384 : 8192))
-    return Method::TwoStage;
-  return Method::Vendor;
+  // Crossovers measured with keig-bench on the H200 (two-stage against
+  // cuSOLVER, same run). Standard: eigenvalues only 0.85x at n = 4096, 2.3x
+  // at 8192, 4.5x at 16384; all vectors 0.93x at 8192, 1.4x at 16384; subsets
+  // of vectors stay with the vendor (their tridiagonal step runs on the host).
+  if (!problem.generalized)
+    return (!problem.vectors || all_vectors) && n >= (problem.vectors ? 16384 : 8192) ? Method::TwoStage
+                                                                                      : Method::Vendor;
+  // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx: all vectors 1.1x
+  // at n = 10884, 1.3x at 20694; the 1 % smallest 1.0x at 10884, 1.7x at
+  // 20694 (README for eigenvalues only). At n = 30504 cuSOLVER's 32-bit
+  // ?sygvd(x) refuse the size.
+  return n >= (all_vectors || !problem.vectors ? 10000 : 16384) ? Method::TwoStage : Method::Vendor;
 }
 
 template <class T, class ExecSpace>
