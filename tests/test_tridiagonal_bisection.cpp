@@ -15,6 +15,7 @@
 
 #include "keig/backends/tridiagonal.hpp"
 #include "keig/stages/tridiagonal_bisection.hpp"
+#include "keig/stages/tridiagonal_inverse_iteration.hpp"
 #include "support.hpp"
 
 namespace keig::test {
@@ -460,6 +461,83 @@ TEST(TridiagonalBisectionTiming, DISABLED_AgainstStemr) {
     EXPECT_LE(error_in_eps(std::vector<R>(wh.data(), wh.data() + n), ref, max_abs(ref)), 4.0 * n);
     std::printf("n = %lld: tridiagonal_bisection %.3f s, host stemr (values) %.3f s on %s\n", (long long)n,
                 best_bisection, best_stemr, Space::name());
+  }
+}
+
+template <class R>
+class TridiagonalInverseIteration : public ::testing::Test {};
+TYPED_TEST_SUITE(TridiagonalInverseIteration, Reals);
+
+// stages/tridiagonal_inverse_iteration after tridiagonal_bisection, on the
+// space under test: ||T Z - Z W||_F / (||T||_F n eps) and ||Z^T Z - I||_F /
+// (n eps) within the contract, for random tridiagonals, Wilkinson's W21+
+// (pairs of eigenvalues equal to 7e-14), glued Wilkinson blocks (clusters of
+// 10 nearly equal eigenvalues) and the 1-2-1 Toeplitz matrix, with index and
+// value ranges (batches of more than one launch included).
+TYPED_TEST(TridiagonalInverseIteration, VectorsAreAccurateAndOrthonormal) {
+  using R = TypeParam;
+  struct Case {
+    const char* name;
+    Tri<R> t;
+    Range range;
+  };
+  Tri<R> toeplitz;
+  toeplitz.d.assign(300, R(2));
+  toeplitz.e.assign(299, R(1));
+  const std::vector<Case> cases = {
+      {"random 500, index 0..199", random_tri<R>(500, 3), Range::index(0, 199)},
+      {"random 1100, all by index (two batches)", random_tri<R>(1100, 4), Range::index(0, 1099)},
+      {"W21+, index 11..20", wilkinson<R>(10), Range::index(11, 20)},
+      {"glued W21+ x 10, index 150..209", glued(wilkinson<R>(10), 10, R(1e-8)), Range::index(150, 209)},
+      {"1-2-1 Toeplitz 300, value (0.5, 2]", toeplitz, Range::value(0.5, 2.0)},
+      {"n = 1", Tri<R>{{R(0.5)}, {}}, Range::index(0, 0)},
+      {"T = 0, n = 40 (any orthonormal vectors)", Tri<R>{std::vector<R>(40, R(0)), std::vector<R>(39, R(0))},
+       Range::index(5, 24)},
+      {"diagonal with a repeated entry", Tri<R>{{R(1), R(-2), R(1), R(3), R(1)}, {R(0), R(0), R(0), R(0)}},
+       Range::index(1, 3)},
+  };
+  backends::Context<Space> ctx{Space()};
+  for (const Case& cs : cases) {
+    SCOPED_TRACE(cs.name);
+    const index_t n = cs.t.n();
+    SpaceVector<R> d("d", n), e("e", n - 1), w("w", n), bwork("bwork", stages::tridiagonal_bisection_workspace_size<R>(n));
+    auto dh = Kokkos::create_mirror_view(d);
+    auto eh = Kokkos::create_mirror_view(e);
+    for (index_t i = 0; i < n; ++i) dh(i) = cs.t.d[i];
+    for (index_t i = 0; i + 1 < n; ++i) eh(i) = cs.t.e[i];
+    Kokkos::deep_copy(d, dh);
+    Kokkos::deep_copy(e, eh);
+    const index_t m = stages::tridiagonal_bisection<R, Space>(Space(), cs.range, to_vector<Space>(d), to_vector<Space>(e),
+                                                              to_vector<Space>(w), to_vector<Space>(bwork));
+    ASSERT_GT(m, 0);
+    SpaceMatrix<R> z("z", n, m);
+    SpaceVector<R> work("work", stages::tridiagonal_inverse_iteration_workspace_size<R, Space>(n, m));
+    stages::tridiagonal_inverse_iteration<R, Space>(ctx, to_vector<Space>(d), to_vector<Space>(e), to_vector<Space>(w), m,
+                                                    to_matrix<Space>(z), to_vector<Space>(work));
+    Kokkos::fence();
+    auto zh = to_host(z);
+    auto wh = to_host(w);
+    double res = 0, orth = 0, tnorm = 0;
+    for (index_t i = 0; i < n; ++i) tnorm += double(cs.t.d[i]) * cs.t.d[i] + (i + 1 < n ? 2.0 * cs.t.e[i] * cs.t.e[i] : 0.0);
+    tnorm = std::max(tnorm, 1.0);  // T = 0: the residual must be 0 (relative to 1)
+    for (index_t j = 0; j < m; ++j) {
+      for (index_t i = 0; i < n; ++i) {
+        double tz = double(cs.t.d[i]) * zh(i, j);
+        if (i > 0) tz += double(cs.t.e[i - 1]) * zh(i - 1, j);
+        if (i + 1 < n) tz += double(cs.t.e[i]) * zh(i + 1, j);
+        const double r = tz - double(wh(j)) * zh(i, j);
+        res += r * r;
+      }
+      for (index_t k = 0; k < m; ++k) {
+        double g = 0;
+        for (index_t i = 0; i < n; ++i) g += double(zh(i, j)) * zh(i, k);
+        g -= j == k ? 1.0 : 0.0;
+        orth += g * g;
+      }
+    }
+    const double unit = double(n) * double(unit_roundoff<R>());
+    EXPECT_LE(std::sqrt(res) / (std::sqrt(tnorm) * unit), kContract);
+    EXPECT_LE(std::sqrt(orth) / unit, kContract);
   }
 }
 

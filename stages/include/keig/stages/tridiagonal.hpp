@@ -1,6 +1,7 @@
 // stages/tridiagonal: eigenpairs of the real tridiagonal (d, e) produced by a
 // reduction. On a device, all pairs with vectors: keig's stedc (merge gemms
-// on the device, Q never leaves it); eigenvalues only: keig's bisection.
+// on the device, Q never leaves it); eigenvalues only: keig's bisection;
+// subsets of vectors: keig's bisection and inverse iteration.
 // Otherwise the host LAPACK solvers of
 // backends/ (stedc, stebz+stein, stemr), where only d, e, the eigenvalues and
 // the tridiagonal eigenvectors cross between host and device. The
@@ -14,6 +15,7 @@
 #include "keig/backends/tridiagonal.hpp"
 #include "keig/stages/stedc.hpp"
 #include "keig/stages/tridiagonal_bisection.hpp"
+#include "keig/stages/tridiagonal_inverse_iteration.hpp"
 #include "keig/views/workspace.hpp"
 
 namespace keig::stages {
@@ -59,6 +61,34 @@ index_t device_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const
   return n;
 }
 
+// A subset of pairs on the execution space: keig's bisection for the
+// eigenvalues, keig's inverse iteration for the vectors. Returns m.
+template <class T, class ExecSpace>
+index_t device_bisection_inverse_iteration(const backends::Context<ExecSpace>& ctx, const Range& range,
+                                           const Vector<real_t<T>, ExecSpace>& d, const Vector<real_t<T>, ExecSpace>& e,
+                                           const Vector<real_t<T>, ExecSpace>& w, const Matrix<T, ExecSpace>& z) {
+  using R = real_t<T>;
+  const ExecSpace& space = ctx.space();
+  const index_t n = d.extent(0);
+  index_t m = 0;
+  {
+    auto work = allocate_vector<R>(space, "keig::bisection::work", tridiagonal_bisection_workspace_size<R>(n));
+    m = tridiagonal_bisection<R, ExecSpace>(space, range, d, e, w, work);
+  }
+  if (m == 0) return 0;
+  auto work = allocate_vector<R>(space, "keig::inverse_iteration::work",
+                                 tridiagonal_inverse_iteration_workspace_size<R, ExecSpace>(n, m));
+  if constexpr (std::is_same_v<T, R>) {
+    tridiagonal_inverse_iteration<R, ExecSpace>(ctx, d, e, w, m, columns(z, 0, m), work);
+  } else {
+    auto zr = allocate_matrix<R>(space, "keig::inverse_iteration::Z", n, m);
+    tridiagonal_inverse_iteration<R, ExecSpace>(ctx, d, e, w, m, Matrix<R, ExecSpace>(zr), work);
+    real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), columns(z, 0, m));
+    space.fence();  // zr must outlive the conversion
+  }
+  return m;
+}
+
 // Returns m; w(0..m-1) ascending; z(:, 0..m-1) the eigenvectors of T when
 // job == Vectors. d, e are not modified. Blocks the host (it runs there).
 template <class T, class ExecSpace>
@@ -74,11 +104,15 @@ index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends
         (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::DivideAndConquer) && n > 0)
       return device_divide_and_conquer<T>(ctx, d, e, w, z);
     // Eigenvalues only: Sturm bisection in parallel over the eigenvalues,
-    // where the host's dqds would be a serial O(n^2) step.
-    if (job == backends::Job::ValuesOnly &&
-        (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::BisectionInverseIteration)) {
-      auto work = allocate_vector<R>(space, "keig::bisection::work", tridiagonal_bisection_workspace_size<R>(n));
-      return tridiagonal_bisection<R, ExecSpace>(space, range, d, e, w, work);
+    // where the host's dqds would be a serial O(n^2) step; subsets of
+    // vectors: the same bisection, then inverse iteration in parallel over
+    // the vectors (the host's stein re-orthogonalizes clusters serially).
+    if (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::BisectionInverseIteration) {
+      if (job == backends::Job::ValuesOnly) {
+        auto work = allocate_vector<R>(space, "keig::bisection::work", tridiagonal_bisection_workspace_size<R>(n));
+        return tridiagonal_bisection<R, ExecSpace>(space, range, d, e, w, work);
+      }
+      if (range.kind != Range::Kind::All) return device_bisection_inverse_iteration<T>(ctx, range, d, e, w, z);
     }
   }
   const index_t columns = job == backends::Job::Vectors ? (range.kind == Range::Kind::Index ? range.iu - range.il + 1 : n) : 0;
