@@ -281,10 +281,12 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   constexpr bool device = stages::is_device_space_v<ExecSpace>;
   const bool device_bisection = device && !problem.vectors &&
                                 (bisection || options.tridiagonal_solver == TridiagonalSolver::Auto);
+  const bool device_inverse_iteration = device && problem.vectors && bisection && options.range.kind != Range::Kind::All;
   const std::string tridiagonal_name = dc ? (device && problem.vectors ? "keig stedc (device merges)" : "stedc")
-                                       : device_bisection ? "keig bisection"
-                                       : bisection        ? "stebz+stein"
-                                                          : "stemr";
+                                       : device_bisection         ? "keig bisection"
+                                       : device_inverse_iteration ? "keig bisection + inverse iteration"
+                                       : bisection                ? "stebz+stein"
+                                                                  : "stemr";
   result.method = std::string(two_stage ? "two-stage: keig sy2sb, sb2st, " : "one-stage: keig sytrd (symv + her2k), ") +
                   tridiagonal_name +
                   (problem.vectors ? (two_stage ? ", bt_sb2st, bt_sy2sb" : ", ormtr") : "");
@@ -331,15 +333,16 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // Crossovers measured with keig-bench on the H200 (two-stage against
   // cuSOLVER, same run). Standard: eigenvalues only 0.85x at n = 4096, 2.3x
   // at 8192, 4.5x at 16384; all vectors 0.93x at 8192, 1.4x at 16384; subsets
-  // of vectors stay with the vendor (their tridiagonal step runs on the host).
+  // of vectors stay with the vendor (no standard-problem crossover measured
+  // yet with keig's device inverse iteration).
   if (!problem.generalized)
     return (!problem.vectors || all_vectors) && n >= (problem.vectors ? 16384 : 8192) ? Method::TwoStage
                                                                                       : Method::Vendor;
-  // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx: all vectors 1.1x
-  // at n = 10884, 1.3x at 20694; the 1 % smallest 1.0x at 10884, 1.7x at
-  // 20694 (README for eigenvalues only). At n = 30504 cuSOLVER's 32-bit
-  // ?sygvd(x) refuse the size.
-  return n >= (all_vectors || !problem.vectors ? 10000 : 16384) ? Method::TwoStage : Method::Vendor;
+  // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx: eigenvalues only
+  // 2.0x at n = 10884, 2.9x at 20694; all vectors 0.98x / 1.29x; the 1 %
+  // smallest 1.45x / 2.53x. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse
+  // the size.
+  return n >= 10000 ? Method::TwoStage : Method::Vendor;
 }
 
 template <class T, class ExecSpace>
