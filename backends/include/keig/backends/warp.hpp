@@ -9,6 +9,28 @@
 
 namespace keig::backends {
 
+namespace detail {
+// value summed over lanes l ^ offset, offset = first, 2 first, ... < last,
+// among the lanes in `mask` (Kokkos::complex: the two parts).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T butterfly_sum(unsigned mask, T value, int first, int last) {
+#if defined(__CUDA_ARCH__)
+  for (int offset = first; offset < last; offset *= 2) {
+    if constexpr (std::is_arithmetic_v<T>) {
+      value += __shfl_xor_sync(mask, value, offset);
+    } else {
+      value += T(__shfl_xor_sync(mask, value.real(), offset), __shfl_xor_sync(mask, value.imag(), offset));
+    }
+  }
+#else
+  (void)mask;
+  (void)first;
+  (void)last;
+#endif
+  return value;
+}
+}  // namespace detail
+
 // Butterfly sum of `value` over the lanes that differ from this one in the
 // bits first, 2 first, ..., below last (powers of two): (1, g) sums each
 // aligned group of g consecutive lanes, (g, 32) the lanes at the same place
@@ -18,19 +40,7 @@ namespace keig::backends {
 // there it returns `value`.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T warp_sum(T value, int first, int last) {
-#if defined(__CUDA_ARCH__)
-  for (int offset = first; offset < last; offset *= 2) {
-    if constexpr (std::is_arithmetic_v<T>) {
-      value += __shfl_xor_sync(0xffffffffu, value, offset);
-    } else {  // Kokkos::complex: the two parts
-      value += T(__shfl_xor_sync(0xffffffffu, value.real(), offset), __shfl_xor_sync(0xffffffffu, value.imag(), offset));
-    }
-  }
-#else
-  (void)first;
-  (void)last;
-#endif
-  return value;
+  return detail::butterfly_sum(0xffffffffu, value, first, last);
 }
 
 // Sum of `value` over the aligned group of Group consecutive lanes (a power
@@ -39,13 +49,13 @@ KOKKOS_FORCEINLINE_FUNCTION T warp_sum(T value, int first, int last) {
 template <int Group, class T>
 KOKKOS_FORCEINLINE_FUNCTION T group_sum(T value) {
   static_assert(Group >= 1 && Group <= 32 && (Group & (Group - 1)) == 0, "group_sum: Group must be 1, 2, 4, ..., 32");
+  unsigned mask = 0xffffffffu;
 #if defined(__CUDA_ARCH__)
   unsigned lane;
   asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  const unsigned mask = Group == 32 ? 0xffffffffu : ((1u << Group) - 1u) << (lane & ~unsigned(Group - 1));
-  for (int offset = 1; offset < Group; offset *= 2) value += __shfl_xor_sync(mask, value, offset);
+  if (Group < 32) mask = ((1u << Group) - 1u) << (lane & ~unsigned(Group - 1));
 #endif
-  return value;
+  return detail::butterfly_sum(mask, value, 1, Group);
 }
 
 }  // namespace keig::backends

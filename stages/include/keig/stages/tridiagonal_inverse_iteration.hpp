@@ -27,7 +27,6 @@
 #include "keig/stages/ormtr.hpp"
 #include "keig/views/compat.hpp"
 #include "keig/views/matrix.hpp"
-#include "keig/views/workspace.hpp"
 
 namespace keig::stages {
 
@@ -48,7 +47,7 @@ struct InverseIterationBatch {
   R* s;    // U's second superdiagonal (dlagtf's d)
   R* y;    // the iterate
   int* pivot;
-  index_t n, first, count, stride;
+  index_t n, first, stride;
   R norm1;         // ||T||_1
   R eps, sfmin;    // numeric_limits' epsilon and min, from the host
 
@@ -241,14 +240,13 @@ void tridiagonal_inverse_iteration(const backends::Context<ExecSpace>& ctx, cons
   R* p = work.data();
   detail::InverseIterationBatch<R, ExecSpace> it{d, e, w, p, p + n * batch, p + 2 * n * batch, p + 3 * n * batch,
                                                  p + 4 * n * batch, reinterpret_cast<int*>(p + 5 * n * batch),
-                                                 n, 0, 0, batch, norm1, std::numeric_limits<R>::epsilon(),
+                                                 n, 0, batch, norm1, std::numeric_limits<R>::epsilon(),
                                                  std::numeric_limits<R>::min()};
   const Matrix<R, ExecSpace> y_all(p + 6 * n * batch + m + ormtr_workspace_size<R, ExecSpace>(n, m, ormtr_block_default),
                                    n, m);
   for (index_t first = 0; first < m; first += batch) {
     const index_t count = m - first < batch ? m - first : batch;
     it.first = first;
-    it.count = count;
     index_t failed = 0;  // (the one wait per batch)
     Kokkos::parallel_reduce("keig::inverse_iteration::vectors", Policy(space, 0, count), it, failed);
     if (failed > 0) throw ConvergenceFailure("keig inverse iteration (dstein's test)", failed);
