@@ -8,7 +8,7 @@ set -uo pipefail
 out="${OUT:-/tmp}"
 stage="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export LD_LIBRARY_PATH="$stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export OMP_PROC_BIND=false OMP_WAIT_POLICY=passive
+export OMP_PROC_BIND=false
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 summary=()
 run() {  # name, command...

@@ -39,7 +39,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # ---------------------------------------------------------------- 1. packages
 packages=(build-essential cmake pkg-config dpkg-dev xz-utils
-          libopenblas-dev liblapack-dev liblapacke-dev
+          libopenblas-dev libopenblas0-openmp liblapack-dev liblapacke-dev
           libopenmpi-dev openmpi-bin libscalapack-openmpi-dev libgtest-dev)
 missing=()
 for p in "${packages[@]}"; do

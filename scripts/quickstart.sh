@@ -7,6 +7,6 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 backend=openmp
 if [ "${1:-}" = "--backend" ]; then backend="$2"; shift 2; fi
 build_dir="$(bash "$here/build.sh" --backend "$backend" | tail -n 1)"
-export OMP_PROC_BIND="${OMP_PROC_BIND:-false}" OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+export OMP_PROC_BIND="${OMP_PROC_BIND:-false}"
 if [ $# -eq 0 ]; then set -- --matrix random --n 2000; fi
 "$build_dir/examples/keig-solve" "$@"

@@ -66,6 +66,100 @@ struct ApplyBulgeReflectors {
   }
 };
 
+// Host kernel: each thread copies a stripe of W columns of Z into a row-major
+// buffer (W consecutive entries per row) and streams the reflectors over it,
+// with the SIMD lanes across the stripe's columns: the dot products are W
+// independent FMA chains and no horizontal reduction is needed (the layout of
+// ELPA's hand-written CPU kernels for this step, seed 004 §1). Reflectors go
+// in pairs, as in ELPA's two-Householder kernels: H(s+1, k) and H(s, k) share
+// all but one row (offset by one), so one pass forms both dot products and
+// one pass applies both, H(s, k) H(s+1, k) z = z - v1 d1 - v2 d2 with
+// d1 = tau1 v1^H z, d2 = tau2 (v2^H z - (v2^H v1) d1). Legal order: within
+// a sweep the steps touch disjoint rows, and H(s, k) needs only H(s+1, k - 1)
+// and H(s+1, k) of the sweep before it, so k ascending over a pair of sweeps
+// works. Half the passes over the stripe of one reflector at a time.
+// W: 512 bytes of a row (64 doubles); on the 2-core EPYC (AVX-512) 512 beat
+// 128, 256 and 1024 bytes (n = 4000, m = n: 2.9 s against 10.9, 3.4, 3.3 s).
+template <class T, class ExecSpace>
+struct ApplyBulgeReflectorsToStripes {
+  static constexpr int W = 512 / sizeof(T);
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Buffer = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Matrix<T, ExecSpace> reflectors;
+  Matrix<T, ExecSpace> z;
+  index_t n, b;
+
+  // The stripe, then conj(v1), conj(v2), v1, v2 over the pair's b + 1 rows.
+  static size_t scratch_bytes(index_t n, index_t b) { return Buffer::shmem_size(n * W + 4 * (b + 1)); }
+
+  // Step k of sweep s as (first row, length, pointer to tau, v(1..)); length 0: none.
+  KOKKOS_INLINE_FUNCTION index_t step(index_t s, index_t k, const T*& h) const {
+    if (s < 0 || k >= sb2st_steps(n, b, s)) return 0;
+    const index_t r0 = s + 1 + k * b;
+    h = &reflectors(k * b, n - 1 - s);
+    return b < n - r0 ? b : n - r0;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const index_t m = z.extent(1);
+    const index_t c0 = team.league_rank() * W;
+    const int cols = static_cast<int>(m - c0 < W ? m - c0 : W);
+    Buffer buffer(team.team_scratch(1), n * W + 4 * (b + 1));
+    T* KOKKOS_RESTRICT q = buffer.data();
+    T* KOKKOS_RESTRICT dot1 = q + n * W;  // conj(v1), conj(v2): the dot products' coefficients
+    T* KOKKOS_RESTRICT dot2 = dot1 + (b + 1);
+    T* KOKKOS_RESTRICT upd1 = dot2 + (b + 1);  // v1, v2: the update's
+    T* KOKKOS_RESTRICT upd2 = upd1 + (b + 1);
+    for (int j = 0; j < W; ++j)
+      for (index_t r = 0; r < n; ++r) q[r * W + j] = j < cols ? z(r, c0 + j) : T(0);
+    // Sweeps hi = s + 1 (applied first) and lo = s, hi = n - 2, n - 4, ...
+    for (index_t hi = n - 2; hi >= 0; hi -= 2) {
+      const index_t lo = hi - 1;  // -1: no partner
+      const index_t steps = sb2st_steps(n, b, lo >= 0 ? lo : hi);
+      for (index_t k = 0; k < steps; ++k) {
+        const T *h1 = nullptr, *h2 = nullptr;
+        const index_t len1 = step(hi, k, h1), len2 = step(lo, k, h2);
+        const T tau1 = len1 > 0 ? h1[0] : T(0), tau2 = len2 > 0 ? h2[0] : T(0);
+        if (tau1 == T(0) && tau2 == T(0)) continue;
+        // Rows from lo's first row r2 = lo + 1 + k b; v2 starts at 0, v1 at 1.
+        const index_t r2 = lo + 1 + k * b;
+        const index_t rows = len2 > 1 + len1 ? len2 : 1 + len1;
+        for (index_t i = 0; i < rows; ++i) {
+          const T v2 = tau2 == T(0) || i >= len2 ? T(0) : (i == 0 ? T(1) : h2[i]);
+          const T v1 = tau1 == T(0) || i == 0 || i > len1 ? T(0) : (i == 1 ? T(1) : h1[i - 1]);
+          upd1[i] = v1;
+          upd2[i] = v2;
+          dot1[i] = conjugate(v1);
+          dot2[i] = conjugate(v2);
+        }
+        T v2v1 = T(0);
+        for (index_t i = 0; i < rows; ++i) v2v1 += dot2[i] * upd1[i];
+        T* KOKKOS_RESTRICT row = q + r2 * W;
+        T d1[W], d2[W];
+        for (int j = 0; j < W; ++j) d1[j] = d2[j] = T(0);
+        for (index_t i = 0; i < rows; ++i) {
+          const T a1 = dot1[i], a2 = dot2[i];
+            for (int j = 0; j < W; ++j) {
+            const T x = row[i * W + j];
+            d1[j] += a1 * x;
+            d2[j] += a2 * x;
+          }
+        }
+        for (int j = 0; j < W; ++j) {
+          d1[j] *= tau1;
+          d2[j] = tau2 * (d2[j] - v2v1 * d1[j]);
+        }
+        for (index_t i = 0; i < rows; ++i) {
+          const T a1 = upd1[i], a2 = upd2[i];
+            for (int j = 0; j < W; ++j) row[i * W + j] -= a1 * d1[j] + a2 * d2[j];
+        }
+      }
+    }
+    for (int j = 0; j < cols; ++j)
+      for (index_t r = 0; r < n; ++r) z(r, c0 + j) = q[r * W + j];
+  }
+};
+
 }  // namespace detail
 
 // reflectors: as written by sb2st (n x n); z: n x m. Asynchronous on `space`.
@@ -78,8 +172,17 @@ void bt_sb2st_reflectors(const ExecSpace& space, index_t b, const Matrix<T, Exec
     throw InvalidArgument("reflectors", "bt_sb2st: needs sb2st's n x n reflector storage");
   if (n < 2 || m == 0) return;
   // Devices: a warp-wide vector per column, 4 columns per team. Hosts: one
-  // thread streams each reflector over 32 columns that stay in its cache.
+  // thread per stripe of columns, transposed into its scratch.
   constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
+  if constexpr (!device) {
+    using Stripes = detail::ApplyBulgeReflectorsToStripes<T, ExecSpace>;
+    const index_t stripes = (m + Stripes::W - 1) / Stripes::W;
+    Kokkos::parallel_for("keig::bt_sb2st::stripes",
+                         Kokkos::TeamPolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>>(space, stripes, 1)
+                             .set_scratch_size(1, Kokkos::PerTeam(Stripes::scratch_bytes(n, b))),
+                         Stripes{reflectors, z, n, b});
+    return;
+  }
   const index_t group = device ? 4 : 32;
   const int team_size = device ? 4 : 1, vector = device ? 32 : 1;
   detail::ApplyBulgeReflectors<T, ExecSpace> apply{reflectors, z, n, b, group};
@@ -528,11 +631,10 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
 }
 
 // The faster variant per backend, measured with keig-bench (README
-// "Status"): blocked on devices; on hosts the reflector kernel (its loops
-// stay in cache, while the former team-kernel apply's extra (b + sigma)/b
-// flops cost 6x at n = 4000 on 2 cores). Not re-measured with keig-bench
-// since the gemm apply; a quick 2-core check (double, b = 32, m = n) gave
-// 1.2 s vs 2.3 s at n = 2000 and 17 s vs 19 s at n = 4000 for blocked vs reflectors.
+// "Status"): blocked on devices; on hosts the reflector kernel, which runs
+// reflector pairs over transposed stripes (2 cores, double, m = n, inside
+// eigh: 0.36 / 2.9 s at n = 2000 / 4000, where the blocked variant's
+// small gemms take 1.1-2.5 / 11-15 s).
 // work: bt_sb2st_workspace_size(n, b, tuning); hosts ignore the tuning.
 template <class T, class ExecSpace>
 void bt_sb2st(const backends::Context<ExecSpace>& ctx, index_t b, const Matrix<T, ExecSpace>& reflectors,
