@@ -89,8 +89,8 @@ struct ApplyBulgeReflectorsToStripes {
   Matrix<T, ExecSpace> z;
   index_t n, b;
 
-  // The stripe, then conj(v1), conj(v2), v1, v2 over the pair's b + 1 rows.
-  static size_t scratch_bytes(index_t n, index_t b) { return Buffer::shmem_size(n * W + 4 * (b + 1)); }
+  // The stripe, then v1 and v2 over the pair's b + 1 rows.
+  static size_t scratch_bytes(index_t n, index_t b) { return Buffer::shmem_size(n * W + 2 * (b + 1)); }
 
   // Step k of sweep s as (first row, length, pointer to tau, v(1..)); length 0: none.
   KOKKOS_INLINE_FUNCTION index_t step(index_t s, index_t k, const T*& h) const {
@@ -104,12 +104,10 @@ struct ApplyBulgeReflectorsToStripes {
     const index_t m = z.extent(1);
     const index_t c0 = team.league_rank() * W;
     const int cols = static_cast<int>(m - c0 < W ? m - c0 : W);
-    Buffer buffer(team.team_scratch(1), n * W + 4 * (b + 1));
+    Buffer buffer(team.team_scratch(1), n * W + 2 * (b + 1));
     T* KOKKOS_RESTRICT q = buffer.data();
-    T* KOKKOS_RESTRICT dot1 = q + n * W;  // conj(v1), conj(v2): the dot products' coefficients
-    T* KOKKOS_RESTRICT dot2 = dot1 + (b + 1);
-    T* KOKKOS_RESTRICT upd1 = dot2 + (b + 1);  // v1, v2: the update's
-    T* KOKKOS_RESTRICT upd2 = upd1 + (b + 1);
+    T* KOKKOS_RESTRICT v1 = q + n * W;
+    T* KOKKOS_RESTRICT v2 = v1 + (b + 1);
     for (int j = 0; j < W; ++j)
       for (index_t r = 0; r < n; ++r) q[r * W + j] = j < cols ? z(r, c0 + j) : T(0);
     // Sweeps hi = s + 1 (applied first) and lo = s, hi = n - 2, n - 4, ...
@@ -124,22 +122,18 @@ struct ApplyBulgeReflectorsToStripes {
         // Rows from lo's first row r2 = lo + 1 + k b; v2 starts at 0, v1 at 1.
         const index_t r2 = lo + 1 + k * b;
         const index_t rows = len2 > 1 + len1 ? len2 : 1 + len1;
-        for (index_t i = 0; i < rows; ++i) {
-          const T v2 = tau2 == T(0) || i >= len2 ? T(0) : (i == 0 ? T(1) : h2[i]);
-          const T v1 = tau1 == T(0) || i == 0 || i > len1 ? T(0) : (i == 1 ? T(1) : h1[i - 1]);
-          upd1[i] = v1;
-          upd2[i] = v2;
-          dot1[i] = conjugate(v1);
-          dot2[i] = conjugate(v2);
-        }
         T v2v1 = T(0);
-        for (index_t i = 0; i < rows; ++i) v2v1 += dot2[i] * upd1[i];
+        for (index_t i = 0; i < rows; ++i) {
+          v2[i] = tau2 == T(0) || i >= len2 ? T(0) : (i == 0 ? T(1) : h2[i]);
+          v1[i] = tau1 == T(0) || i == 0 || i > len1 ? T(0) : (i == 1 ? T(1) : h1[i - 1]);
+          v2v1 += conjugate(v2[i]) * v1[i];
+        }
         T* KOKKOS_RESTRICT row = q + r2 * W;
         T d1[W], d2[W];
         for (int j = 0; j < W; ++j) d1[j] = d2[j] = T(0);
         for (index_t i = 0; i < rows; ++i) {
-          const T a1 = dot1[i], a2 = dot2[i];
-            for (int j = 0; j < W; ++j) {
+          const T a1 = conjugate(v1[i]), a2 = conjugate(v2[i]);
+          for (int j = 0; j < W; ++j) {
             const T x = row[i * W + j];
             d1[j] += a1 * x;
             d2[j] += a2 * x;
@@ -150,8 +144,8 @@ struct ApplyBulgeReflectorsToStripes {
           d2[j] = tau2 * (d2[j] - v2v1 * d1[j]);
         }
         for (index_t i = 0; i < rows; ++i) {
-          const T a1 = upd1[i], a2 = upd2[i];
-            for (int j = 0; j < W; ++j) row[i * W + j] -= a1 * d1[j] + a2 * d2[j];
+          const T a1 = v1[i], a2 = v2[i];
+          for (int j = 0; j < W; ++j) row[i * W + j] -= a1 * d1[j] + a2 * d2[j];
         }
       }
     }
