@@ -33,7 +33,7 @@ TYPED_TEST(PanelQr, MatchesVendorGeqrf) {
   backends::Context<Space> ctx{Space()};
   std::mt19937_64 rng(23);
   for (index_t k : {index_t(1), index_t(3), index_t(17), index_t(64)}) {
-    for (index_t m : {index_t(1), index_t(2), k, k + 1, index_t(100), index_t(1000), index_t(20000)}) {
+    for (index_t m : {index_t(1), index_t(2), k, k + 1, index_t(100), index_t(1000), index_t(20000), index_t(40000)}) {
       SCOPED_TRACE("panel_qr m=" + std::to_string(m) + " k=" + std::to_string(k));
       // A leading dimension larger than m, as for sy2sb's panels.
       HostMatrix<T> host("host", m + 3, k);

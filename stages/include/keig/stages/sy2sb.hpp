@@ -75,6 +75,10 @@ struct Sy2sbOptions {
   Sy2sbUpdate update = Sy2sbUpdate::Auto;
   index_t block = 0;  // Blocked update's block-column width (0: sy2sb_block_columns)
   Sy2sbPanel panel = Sy2sbPanel::Auto;
+  // Benchmark only (keig-bench --suite sy2sb): factor every panel (QR, V, T)
+  // of the input as it stands and skip all trailing-matrix products, so the
+  // time is the panels' share of a full run. A is not reduced.
+  bool panels_only = false;
 };
 
 // Workspace of sy2sb (elements of T): [V X] and [X V] (n x 2b each), S and
@@ -139,6 +143,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         });
     const Matrix<T, ExecSpace> Tf = Kokkos::subview(t_all, std::make_pair(index_t(0), k), std::make_pair(index_t(0), k));
     backends::larft<T>(ctx, V, tau_p, Tf);
+    if (options.panels_only) continue;
     const Matrix<T, ExecSpace> A22 = Kokkos::subview(a, rows, rows);
     const Matrix<T, ExecSpace> X = Kokkos::subview(vx_all, mrows, std::make_pair(k, 2 * k));
     const Matrix<T, ExecSpace> S = Kokkos::subview(s_all, std::make_pair(index_t(0), k), std::make_pair(index_t(0), k));
