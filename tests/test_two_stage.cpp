@@ -253,7 +253,8 @@ TYPED_TEST(Sb2st, BlockedMatchesReflectorsOverColumnChunks) {
 // multiple of it), 32, 64 (> b) and beyond the n - 1 sweeps (one group);
 // chunks that split m unevenly and that exceed it; Dots and Gram T factors
 // (cut blocks at the bottom and sweeps without step k give tau = 0 columns);
-// three gemms and W = V T folded.
+// three gemms and W = V T folded; T factors formed one wave at a time and
+// three waves at a time.
 TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
   using T = TypeParam;
   backends::Context<Space> ctx{Space()};
@@ -282,6 +283,7 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
             tuning.chunk = chunk;
             tuning.t_factor = factor;
             tuning.fold_t = fold;
+            tuning.waves_per_batch = chunk == 4 ? 1 : 3;  // the default 8 runs in the tests above
             stages::BtSb2stTuning sized = tuning;
             sized.chunk = std::min(chunk, m);
             auto zb = to_space(zh);
@@ -299,7 +301,7 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
 }
 
 // Bad tunings are refused with InvalidArgument naming the field, before Z is
-// touched: sigma = 0, chunk = 0, and a sigma whose T-factor scratch would
+// touched: sigma = 0, chunk = 0, waves_per_batch = 0, and a sigma whose T-factor scratch would
 // exceed Kokkos 3.4's 48 KB per team.
 TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   using T = TypeParam;
@@ -330,6 +332,10 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   EXPECT_THROW((stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(z),
                                                    to_vector<Space>(work), index_t(0))),
                InvalidArgument);
+  tuning = stages::BtSb2stTuning{};
+  tuning.waves_per_batch = 0;
+  expect_refused(tuning, "waves_per_batch");
+  EXPECT_THROW(stages::bt_sb2st_workspace_size(n, b, tuning), InvalidArgument);
   for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram}) {
     tuning = stages::BtSb2stTuning{};
     tuning.t_factor = factor;

@@ -10,6 +10,7 @@
 //              [--solver auto|dc|mrrr|bisection]
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
 //              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1]
+//              [--batches 1,8]
 //                                            (bt_sb2st block shapes; suite bt_sb2st only, not in "all")
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
@@ -51,6 +52,7 @@ struct Args {
   std::vector<index_t> sweeps, chunks = {2048, 0};
   std::vector<std::string> t_factors = {"gram"};
   std::vector<int> fold_t = {0, 1};
+  std::vector<index_t> batches = {8};  // bt_sb2st waves per T-factor batch
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -68,7 +70,8 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]\n"
                "                  [--solver auto|dc|mrrr|bisection]\n"
                "                  [--symv-segments S1,S2,...]\n"
-               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1]\n",
+               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1]\n"
+               "                  [--batches B1,B2,...]\n",
                error.c_str());
   std::exit(2);
 }
@@ -743,7 +746,7 @@ double max_abs_difference(const Space& space, const keig::Matrix<T, Space>& x, c
 //    V, T, G = V^H V and W per wave plus the host plan), so the gemm time of a
 //    shape is its full time minus this;
 //  - the reflector kernel for n <= 8192 (it is slow).
-// peer = sigma 32, chunk 2048, Dots T factor, 3 gemms: the blocked variant as
+// peer = sigma 32, chunk 2048, Dots T factor, 3 gemms, one wave per T batch: the blocked variant as
 // it was before tunings; every result is checked against its Z.
 template <class T, class Space>
 bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows) {
@@ -813,7 +816,7 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
     const auto name = [](st::BtSb2stTFactor f) { return f == st::BtSb2stTFactor::Dots ? "dots" : "gram"; };
     const auto shape = [&](const st::BtSb2stTuning& t) {
       return "s=" + std::to_string(t.sweeps_per_block) + (t.t_factor_only ? "" : " c=" + std::to_string(t.chunk)) +
-             " " + name(t.t_factor) + (t.fold_t ? " fold" : "");
+             " " + name(t.t_factor) + (t.fold_t ? " fold" : "") + " batch=" + std::to_string(t.waves_per_batch);
     };
     // One table row (printed at once, so a run cut short still shows its rows) and one CSV row.
     double peer_s = 0;
@@ -849,6 +852,7 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
     // The peer and reference result.
     st::BtSb2stTuning peer;
     peer.t_factor = st::BtSb2stTFactor::Dots;
+    peer.waves_per_batch = 1;
     peer_s = blocked(peer);
     Kokkos::deep_copy(space, zref_owned, z_owned);
     space.fence();
@@ -857,24 +861,28 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
     std::vector<std::pair<st::BtSb2stTuning, double>> t_only;
     for (index_t sigma : sweeps)
       for (st::BtSb2stTFactor f : {st::BtSb2stTFactor::Dots, st::BtSb2stTFactor::Gram})
-        for (int fold : args.fold_t) {
-          st::BtSb2stTuning t;
-          t.sweeps_per_block = sigma;
-          t.t_factor = f;
-          t.fold_t = fold != 0;
-          t.t_factor_only = true;
-          const double s = blocked(t);
-          t_only.push_back({t, s});
-          const double unchanged = max_abs_difference<T>(space, z, z0);
-          report("bt_sb2st T only " + shape(t), sigma, 0, name(f), fold ? "W=VT" : "-", s, 0, false, -1);
-          if (unchanged != 0) {
-            std::fprintf(stderr, "keig-bench: bt_sb2st T only %s changed Z\n", shape(t).c_str());
-            ok = false;
+        for (int fold : args.fold_t)
+          for (index_t batch : args.batches) {
+            st::BtSb2stTuning t;
+            t.sweeps_per_block = sigma;
+            t.t_factor = f;
+            t.fold_t = fold != 0;
+            t.waves_per_batch = batch;
+            t.t_factor_only = true;
+            const double s = blocked(t);
+            t_only.push_back({t, s});
+            const double unchanged = max_abs_difference<T>(space, z, z0);
+            report("bt_sb2st T only " + shape(t), sigma, 0, name(f), fold ? "W=VT" : "-", s, 0, false, -1);
+            if (unchanged != 0) {
+              std::fprintf(stderr, "keig-bench: bt_sb2st T only %s changed Z\n", shape(t).c_str());
+              ok = false;
+            }
           }
-        }
     const auto t_only_of = [&](const st::BtSb2stTuning& t) {
       for (const auto& [u, s] : t_only)
-        if (u.sweeps_per_block == t.sweeps_per_block && u.t_factor == t.t_factor && u.fold_t == t.fold_t) return s;
+        if (u.sweeps_per_block == t.sweeps_per_block && u.t_factor == t.t_factor && u.fold_t == t.fold_t &&
+            u.waves_per_batch == t.waves_per_batch)
+          return s;
       return 0.0;
     };
     // The peer's row (its T-only time when sigma 32 was measured).
@@ -885,19 +893,21 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
     for (index_t sigma : sweeps)
       for (index_t chunk : chunks)
         for (const std::string& factor : args.t_factors)
-          for (int fold : args.fold_t) {
-            st::BtSb2stTuning t;
-            t.sweeps_per_block = sigma;
-            t.chunk = chunk;
-            t.t_factor = factor == "dots" ? st::BtSb2stTFactor::Dots : st::BtSb2stTFactor::Gram;
-            t.fold_t = fold != 0;
-            if (t.sweeps_per_block == peer.sweeps_per_block && t.chunk == peer.chunk && t.t_factor == peer.t_factor &&
-                t.fold_t == peer.fold_t)
-              continue;  // the peer's row
-            const double s = blocked(t);
-            report("bt_sb2st " + shape(t), sigma, t.chunk, name(t.t_factor), fold ? "2 gemm" : "3 gemm", s,
-                   t_only_of(t), true, max_abs_difference<T>(space, z, zref));
-          }
+          for (int fold : args.fold_t)
+            for (index_t batch : args.batches) {
+              st::BtSb2stTuning t;
+              t.sweeps_per_block = sigma;
+              t.chunk = chunk;
+              t.t_factor = factor == "dots" ? st::BtSb2stTFactor::Dots : st::BtSb2stTFactor::Gram;
+              t.fold_t = fold != 0;
+              t.waves_per_batch = batch;
+              if (t.sweeps_per_block == peer.sweeps_per_block && t.chunk == peer.chunk &&
+                  t.t_factor == peer.t_factor && t.fold_t == peer.fold_t && t.waves_per_batch == peer.waves_per_batch)
+                continue;  // the peer's row
+              const double s = blocked(t);
+              report("bt_sb2st " + shape(t), sigma, t.chunk, name(t.t_factor), fold ? "2 gemm" : "3 gemm", s,
+                     t_only_of(t), true, max_abs_difference<T>(space, z, zref));
+            }
     if (n <= 8192) {
       const double s = best_of_2([&] { st::bt_sb2st_reflectors<T, Space>(space, b, store, z); });
       report("bt_sb2st reflector kernel", 0, 0, "-", "-", s, 0, true, max_abs_difference<T>(space, z, zref));
@@ -988,6 +998,9 @@ int main(int argc, char** argv) {
       args.t_factors = split(value());
       for (const auto& f : args.t_factors)
         if (f != "gram" && f != "dots") usage("--t-factors takes gram and/or dots");
+    } else if (k == "--batches") {
+      args.batches.clear();
+      for (const auto& v : split(value())) args.batches.push_back(std::stoll(v));
     } else if (k == "--fold-t") {
       args.fold_t.clear();
       for (const auto& v : split(value())) args.fold_t.push_back(std::stoi(v));

@@ -291,6 +291,12 @@ struct BtSb2stTuning {
   // wave but skip the gemms on Z, which is left unchanged; the difference to a
   // full run is the time of the Z gemms.
   bool t_factor_only = false;
+  // Waves whose V, T (and W) are formed together, in one launch per kernel
+  // and one batched gemm each: a wave has at most about n / (sigma + 2b)
+  // blocks (43 on average at n = 16384), too few teams to fill a GPU, while
+  // the factors depend only on the reflectors, not on Z. Costs this many
+  // times the V, T and W storage (O(n b) each).
+  index_t waves_per_batch = 8;
 };
 
 // The shape keig uses for m wanted columns (keig-bench --suite bt_sb2st on
@@ -323,6 +329,9 @@ inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
                                                   std::to_string(tuning.sweeps_per_block));
   if (tuning.chunk < 1)
     throw InvalidArgument("chunk", "bt_sb2st: the column chunk must be >= 1, got " + std::to_string(tuning.chunk));
+  if (tuning.waves_per_batch < 1)
+    throw InvalidArgument("waves_per_batch", "bt_sb2st: waves per batch must be >= 1, got " +
+                                                 std::to_string(tuning.waves_per_batch));
 }
 
 // Level-0 team scratch of the T-factor kernels for sigma (the larger of the
@@ -351,14 +360,15 @@ inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) { return bt_sb2st_wave
 
 // Workspace of the blocked variant (elements of T) for gemms of tuning.chunk
 // columns (a tuning with chunk = min(chunk, m) is enough for m columns): per
-// block of one wave its T (sigma x sigma), V ((b + sigma - 1) x sigma), X
-// (sigma x chunk) and Y (sigma x chunk; with fold_t W = V T instead).
-// O(n (b + sigma + chunk)).
+// block of a batch of waves its T (sigma x sigma), V ((b + sigma - 1) x
+// sigma) and with fold_t W = V T (as V); per block of one wave X (sigma x
+// chunk) and without fold_t Y (as X). O(n (waves_per_batch (b + sigma) + chunk)).
 inline index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tuning) {
   const index_t slots = bt_sb2st_wave_blocks(n, b, tuning);  // validates the tuning
   const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
   const index_t ldv = (b > 0 ? b : 1) + sigma - 1;
-  return slots * sigma * (sigma + ldv + tuning.chunk + (tuning.fold_t ? ldv : tuning.chunk));
+  const index_t factors = tuning.waves_per_batch * (sigma + ldv + (tuning.fold_t ? ldv : 0));
+  return slots * sigma * (factors + tuning.chunk + (tuning.fold_t ? 0 : tuning.chunk));
 }
 inline index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
   BtSb2stTuning tuning;
@@ -367,11 +377,11 @@ inline index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
 }
 inline index_t bt_sb2st_workspace_size(index_t n, index_t b) { return bt_sb2st_workspace_size(n, b, BtSb2stTuning{}); }
 
-// Per wave: form every block's V (dense, zero outside the parallelogram) and
-// T in team kernels (plus the batched gemm G = V^H V for Gram; plus W = V T
-// for fold_t); then, per chunk of Z's columns, batched gemms X = V^H Z,
-// Y = T X, Z -= V Y (fold_t: Z -= W X) over the blocks of full height
-// b + sigma - 1. Blocks cut by the bottom of the matrix (len < b + sigma - 1)
+// Per batch of waves: form every block's V (dense, zero outside the
+// parallelogram) and T in team kernels (plus the batched gemm G = V^H V for
+// Gram; plus W = V T for fold_t). Then per wave of the batch and chunk of Z's
+// columns, batched gemms X = V^H Z, Y = T X, Z -= V Y (fold_t: Z -= W X)
+// over the blocks of full height b + sigma - 1. Blocks cut by the bottom of the matrix (len < b + sigma - 1)
 // get single gemms of height len, so no gemm touches rows outside its block's.
 // The pointer arrays of all waves and chunks are built on the host and copied
 // once. work: bt_sb2st_workspace_size(n, b, tuning with chunk = min(chunk, m))
@@ -417,17 +427,19 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const detail::SweepBlock<T, ExecSpace> blocks{reflectors, n, b, sigma};
   const index_t groups = (n - 2) / sigma + 1, kmax = sb2st_steps(n, b, 0) - 1;
   const index_t slots = bt_sb2st_wave_blocks(n, b, sized), chunks = (m + cw - 1) / cw;
-  // Block p of a wave keeps T, V, X and Y (or W) at position p of these.
-  const index_t last = fold ? ldv * sigma : sigma * cw;
+  const index_t batch = tuning.waves_per_batch, factor_slots = batch * slots;
+  // Block q of a batch (its waves' blocks in order) keeps T, V and W at
+  // position q of the first three; block p of a wave X and Y at position p.
   T* const tbase = work.data();
-  T* const vbase = tbase + slots * sigma * sigma;
-  T* const xbase = vbase + slots * ldv * sigma;
-  T* const ybase = xbase + slots * sigma * cw;  // Y, or W with fold_t
-  const Matrix<T, ExecSpace> tbuf(tbase, sigma * sigma, slots), vbuf(vbase, ldv * sigma, slots);
+  T* const vbase = tbase + factor_slots * sigma * sigma;
+  T* const wbase = vbase + factor_slots * ldv * sigma;  // fold_t only
+  T* const xbase = wbase + (fold ? factor_slots * ldv * sigma : 0);
+  T* const ybase = xbase + slots * sigma * cw;  // without fold_t only
+  const Matrix<T, ExecSpace> tbuf(tbase, sigma * sigma, factor_slots), vbuf(vbase, ldv * sigma, factor_slots);
 
   // Host plan: each wave's existing blocks, full-height ones first.
   struct Entry {
-    index_t slot, row0, len;
+    index_t group, step, row0, len;
   };
   struct WavePlan {
     detail::SweepWave wave;
@@ -449,7 +461,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       const index_t g = wave.group(slot), k = wave.step(slot);
       if (!blocks.exists(g, k)) continue;
       const auto sh = blocks.shape(g, k);
-      const Entry e{slot, sh.row0, sh.len};
+      const Entry e{g, k, sh.row0, sh.len};
       if (sh.len == ldv) entries.push_back(e);
       else cut.push_back(e);
     }
@@ -461,19 +473,27 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     full_total += w.full;
     waves.push_back(w);
   }
-  // [V | T | X | Y or W] pointers of positions 0..slots-1 (the same for every
-  // wave), each entry's slot, then Z pointers per chunk of full-height blocks.
-  const index_t slot_base = 4 * slots, zbase = slot_base + static_cast<index_t>(entries.size());
+  // [V | T | W] pointers of batch positions, [X | Y] pointers of wave
+  // positions (the same for every batch and wave), each entry's group and
+  // step, then Z pointers per chunk of full-height blocks.
+  const index_t xy_base = 3 * factor_slots, gk_base = xy_base + 2 * slots;
+  const index_t zbase = gk_base + 2 * static_cast<index_t>(entries.size());
   const auto plan = allocate_vector<std::uintptr_t>(space, "keig::bt_sb2st::plan", zbase + chunks * full_total);
   const auto plan_h = Kokkos::create_mirror_view(plan);
   const auto address = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
-  for (index_t p = 0; p < slots; ++p) {
-    plan_h(p) = address(vbase + p * ldv * sigma);
-    plan_h(slots + p) = address(tbase + p * sigma * sigma);
-    plan_h(2 * slots + p) = address(xbase + p * sigma * cw);
-    plan_h(3 * slots + p) = address(ybase + p * last);
+  for (index_t q = 0; q < factor_slots; ++q) {
+    plan_h(q) = address(vbase + q * ldv * sigma);
+    plan_h(factor_slots + q) = address(tbase + q * sigma * sigma);
+    plan_h(2 * factor_slots + q) = fold ? address(wbase + q * ldv * sigma) : 0;
   }
-  for (size_t i = 0; i < entries.size(); ++i) plan_h(slot_base + i) = static_cast<std::uintptr_t>(entries[i].slot);
+  for (index_t p = 0; p < slots; ++p) {
+    plan_h(xy_base + p) = address(xbase + p * sigma * cw);
+    plan_h(xy_base + slots + p) = fold ? 0 : address(ybase + p * sigma * cw);
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    plan_h(gk_base + 2 * i) = static_cast<std::uintptr_t>(entries[i].group);
+    plan_h(gk_base + 2 * i + 1) = static_cast<std::uintptr_t>(entries[i].step);
+  }
   for (const WavePlan& w : waves)
     for (index_t c = 0; c < chunks; ++c)
       for (index_t e = 0; e < w.full; ++e)
@@ -481,27 +501,30 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   Kokkos::deep_copy(space, plan, plan_h);
   T* const* const ptrs = reinterpret_cast<T* const*>(plan.data());
   T* const* const vp = ptrs;
-  T* const* const tp = ptrs + slots;
-  T* const* const xp = ptrs + 2 * slots;
-  T* const* const yp = ptrs + 3 * slots;  // W with fold_t
+  T* const* const tp = ptrs + factor_slots;
+  T* const* const wp = ptrs + 2 * factor_slots;
+  T* const* const xp = ptrs + xy_base;
+  T* const* const yp = ptrs + xy_base + slots;
 
   // Dots: 64 threads share each column's dot products (as before). Gram: the
   // V copy is the only work of the first kernel, so more threads; the row
   // recurrence wants one thread per row of T.
   const int v_team = device ? (dots ? 64 : 128) : 1;
   const int t_team = device ? static_cast<int>(sigma <= 32 ? 32 : (sigma >= 128 ? 128 : (sigma + 31) / 32 * 32)) : 1;
-  for (const WavePlan& w : waves) {
-    const detail::SweepWave wave = w.wave;
-    const index_t first = slot_base + w.first;
+  const index_t wave_count = static_cast<index_t>(waves.size());
+  for (index_t w0 = 0; w0 < wave_count; w0 += batch) {
+    const index_t w1 = w0 + batch < wave_count ? w0 + batch : wave_count;
+    // The batch's blocks: entries [first, first + count), position q = entry - first.
+    const index_t first = waves[w0].first, count = waves[w1 - 1].first + waves[w1 - 1].entries - first;
+    const index_t gk = gk_base + 2 * first;
     // 1. V explicitly (and, with Dots, T) per block.
     Kokkos::parallel_for(
         dots ? "keig::bt_sb2st::larft" : "keig::bt_sb2st::form_v",
-        Kokkos::TeamPolicy<ExecSpace>(space, w.entries, v_team)
+        Kokkos::TeamPolicy<ExecSpace>(space, count, v_team)
             .set_scratch_size(0, Kokkos::PerTeam((dots ? Scratch::shmem_size(sigma, 1) : 0) + column_bytes)),
         KOKKOS_LAMBDA(const Team& team) {
           const index_t p = team.league_rank();
-          const index_t slot = static_cast<index_t>(plan(first + p));
-          const index_t g = wave.group(slot), k = wave.step(slot);
+          const index_t g = static_cast<index_t>(plan(gk + 2 * p)), k = static_cast<index_t>(plan(gk + 2 * p + 1));
           const auto sh = blocks.shape(g, k);
           Scratch u;  // Dots only; first in scratch, where the widest alignment is
           if (dots) u = Scratch(team.team_scratch(0), sigma, 1);
@@ -535,18 +558,17 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       // 1b. G = V^H V into each block's T buffer (V is zero outside the
       // parallelogram and below the matrix, so cut blocks need no own gemm).
       backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, sigma, ldv, T(1), vp, ldv, vp, ldv,
-                                           T(0), tp, sigma, w.entries);
+                                           T(0), tp, sigma, count);
       // 1c. T in place: row j of T (upper triangle) reads its own earlier
       // entries and G(l, i) = conj(G(i, l)) from the strict lower triangle,
       // which no row writes until the final barrier.
       using Taus = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
       Kokkos::parallel_for(
           "keig::bt_sb2st::t_from_gram",
-          Kokkos::TeamPolicy<ExecSpace>(space, w.entries, t_team).set_scratch_size(0, Kokkos::PerTeam(Taus::shmem_size(sigma))),
+          Kokkos::TeamPolicy<ExecSpace>(space, count, t_team).set_scratch_size(0, Kokkos::PerTeam(Taus::shmem_size(sigma))),
           KOKKOS_LAMBDA(const Team& team) {
             const index_t p = team.league_rank();
-            const index_t slot = static_cast<index_t>(plan(first + p));
-            const index_t g = wave.group(slot), k = wave.step(slot);
+            const index_t g = static_cast<index_t>(plan(gk + 2 * p)), k = static_cast<index_t>(plan(gk + 2 * p + 1));
             const auto sh = blocks.shape(g, k);
             Taus taus(team.team_scratch(0), sigma);
             Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t j) {
@@ -573,39 +595,47 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     // 1d. W = V T once per block, reused by every chunk.
     if (fold)
       backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, sigma, sigma, T(1), vp, ldv, tp, sigma,
-                                           T(0), yp, ldv, w.entries);
+                                           T(0), wp, ldv, count);
     if (tuning.t_factor_only) continue;
-    // 2. Z(rows, chunk) -= V (T (V^H Z(rows, chunk))): BLAS-3 on tensor cores.
-    for (index_t c = 0; c < chunks; ++c) {
-      const index_t c0 = c * cw, cols = c0 + cw < m ? cw : m - c0;
-      if (w.full > 0) {
-        T* const* const zp = ptrs + zbase + c * full_total + w.zfirst;
-        backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, cols, ldv, T(1), vp, ldv, zp, ldz,
-                                             T(0), xp, sigma, w.full);
-        if (fold) {
-          backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, cols, sigma, T(-1), yp, ldv, xp,
-                                               sigma, T(1), zp, ldz, w.full);
-        } else {
-          backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, sigma, cols, sigma, T(1), tp, sigma, xp,
-                                               sigma, T(0), yp, sigma, w.full);
-          backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, cols, sigma, T(-1), vp, ldv, yp,
-                                               sigma, T(1), zp, ldz, w.full);
+    // 2. Per wave, Z(rows, chunk) -= V (T (V^H Z(rows, chunk))): BLAS-3 on tensor cores.
+    for (index_t wi = w0; wi < w1; ++wi) {
+      const WavePlan& w = waves[wi];
+      const index_t q0 = w.first - first;  // the wave's first block in the batch
+      T* const* const vq = vp + q0;
+      T* const* const tq = tp + q0;
+      T* const* const wq = wp + q0;
+      for (index_t c = 0; c < chunks; ++c) {
+        const index_t c0 = c * cw, cols = c0 + cw < m ? cw : m - c0;
+        if (w.full > 0) {
+          T* const* const zp = ptrs + zbase + c * full_total + w.zfirst;
+          backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, cols, ldv, T(1), vq, ldv, zp,
+                                               ldz, T(0), xp, sigma, w.full);
+          if (fold) {
+            backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, cols, sigma, T(-1), wq, ldv, xp,
+                                                 sigma, T(1), zp, ldz, w.full);
+          } else {
+            backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, sigma, cols, sigma, T(1), tq, sigma, xp,
+                                                 sigma, T(0), yp, sigma, w.full);
+            backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, cols, sigma, T(-1), vq, ldv, yp,
+                                                 sigma, T(1), zp, ldz, w.full);
+          }
         }
-      }
-      for (index_t p = w.full; p < w.entries; ++p) {
-        const Entry& e = entries[w.first + p];
-        const auto zb = make_matrix<T, ExecSpace>(z.data() + e.row0 + c0 * ldz, e.len, cols, ldz);
-        const auto v = make_matrix<T, ExecSpace>(vbase + p * ldv * sigma, e.len, sigma, ldv);
-        const auto x = make_matrix<T, ExecSpace>(xbase + p * sigma * cw, sigma, cols, sigma);
-        backends::gemm<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, T(1), v, zb, T(0), x);
-        if (fold) {
-          const auto wm = make_matrix<T, ExecSpace>(ybase + p * last, e.len, sigma, ldv);
-          backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), wm, x, T(1), zb);
-        } else {
-          const auto tm = make_matrix<T, ExecSpace>(tbase + p * sigma * sigma, sigma, sigma, sigma);
-          const auto y = make_matrix<T, ExecSpace>(ybase + p * last, sigma, cols, sigma);
-          backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(1), tm, x, T(0), y);
-          backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), v, y, T(1), zb);
+        for (index_t p = w.full; p < w.entries; ++p) {
+          const Entry& e = entries[w.first + p];
+          const auto zb = make_matrix<T, ExecSpace>(z.data() + e.row0 + c0 * ldz, e.len, cols, ldz);
+          const index_t q = q0 + p;
+          const auto v = make_matrix<T, ExecSpace>(vbase + q * ldv * sigma, e.len, sigma, ldv);
+          const auto x = make_matrix<T, ExecSpace>(xbase + p * sigma * cw, sigma, cols, sigma);
+          backends::gemm<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, T(1), v, zb, T(0), x);
+          if (fold) {
+            const auto wm = make_matrix<T, ExecSpace>(wbase + q * ldv * sigma, e.len, sigma, ldv);
+            backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), wm, x, T(1), zb);
+          } else {
+            const auto tm = make_matrix<T, ExecSpace>(tbase + q * sigma * sigma, sigma, sigma, sigma);
+            const auto y = make_matrix<T, ExecSpace>(ybase + p * sigma * cw, sigma, cols, sigma);
+            backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(1), tm, x, T(0), y);
+            backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), v, y, T(1), zb);
+          }
         }
       }
     }
