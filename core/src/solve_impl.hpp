@@ -329,16 +329,15 @@ template <class ExecSpace>
 Method choose_method(index_t n, Problem problem, const Options& options) {
   if (problem.generalized && options.b_factored) return Method::TwoStage;
   if (!stages::is_device_space_v<ExecSpace>) return Method::Vendor;
-  const bool all_vectors = problem.vectors && options.range.kind == Range::Kind::All;
   // Crossovers measured with keig-bench on the H200 (two-stage against
-  // cuSOLVER, same run). Standard: eigenvalues only 0.85x at n = 4096, 2.3x
-  // at 8192, 4.5x at 16384; all vectors 0.93x at 8192, 1.4x at 16384; the
-  // 1 % smallest pairs (keig's device inverse iteration against Xsyevdx)
-  // 1.5x at 8192, 3.0x at 16384, 6.1x at 32768.
-  if (!problem.generalized) return n >= (all_vectors ? 16384 : 8192) ? Method::TwoStage : Method::Vendor;
+  // cuSOLVER, same run). Standard: eigenvalues only 0.85x at n = 4096, 2.4x
+  // at 8192, 5.2x at 16384; all vectors 0.49x at 4096, 1.17x at 8192, 1.6x
+  // at 16384; the 1 % smallest pairs (keig's device inverse iteration against
+  // Xsyevdx) 1.9x at 8192, 4.1x at 16384, 7.4x at 32768.
+  if (!problem.generalized) return n >= 8192 ? Method::TwoStage : Method::Vendor;
   // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx: eigenvalues only
-  // 2.0x at n = 10884, 2.9x at 20694; all vectors 0.98x / 1.29x; the 1 %
-  // smallest 1.45x / 2.53x. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse
+  // 2.05x at n = 10884, 3.1x at 20694; all vectors 1.13x / 1.38x; the 1 %
+  // smallest 1.77x / 2.90x. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse
   // the size.
   return n >= 10000 ? Method::TwoStage : Method::Vendor;
 }
