@@ -221,36 +221,56 @@ double sum_squares(const Space& space, const keig::Matrix<T, Space>& m, index_t 
   return total;
 }
 
+// Sums of squares of R = A Z - B Z W and of Z^H B Z - I (B = I when b is
+// empty) for the columns of z, on the execution space in column blocks of
+// at most 1024: the host checks are O(n^3) on a CPU, hours at n = 65536.
+template <class T, class Space>
+std::pair<double, double> blocked_residual_squares(const Space& space, const keig::Matrix<T, Space>& a,
+                                                   const keig::Matrix<T, Space>& b,
+                                                   const keig::Vector<keig::real_t<T>, Space>& w,
+                                                   const keig::Matrix<T, Space>& z) {
+  using keig::backends::Op;
+  const index_t n = a.extent(0), m = z.extent(1), nb = std::min<index_t>(m, 1024);
+  const bool generalized = b.extent(0) > 0;
+  keig::backends::Context<Space> ctx(space);
+  auto r_owned = keig::allocate_matrix<T>(space, "keig::bench::R", n, nb);
+  auto bz_owned = keig::allocate_matrix<T>(space, "keig::bench::BZ", generalized ? n : 0, nb);
+  auto g_owned = keig::allocate_matrix<T>(space, "keig::bench::G", m, nb);
+  double res2 = 0, orth2 = 0;
+  for (index_t j0 = 0; j0 < m; j0 += nb) {
+    const index_t cols = std::min(nb, m - j0);
+    const auto first = std::make_pair(index_t(0), cols);
+    const keig::Matrix<T, Space> zb = Kokkos::subview(z, Kokkos::ALL(), std::make_pair(j0, j0 + cols));
+    const keig::Matrix<T, Space> r = Kokkos::subview(keig::Matrix<T, Space>(r_owned), Kokkos::ALL(), first);
+    const keig::Matrix<T, Space> g = Kokkos::subview(keig::Matrix<T, Space>(g_owned), Kokkos::ALL(), first);
+    keig::Matrix<T, Space> bz = zb;
+    if (generalized) {
+      bz = Kokkos::subview(keig::Matrix<T, Space>(bz_owned), Kokkos::ALL(), first);
+      keig::backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), b, zb, T(0), bz);
+    }
+    keig::backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), a, zb, T(0), r);
+    using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+    Kokkos::parallel_for(
+        "keig::bench::residual", Policy(space, {0, 0}, {n, cols}),
+        KOKKOS_LAMBDA(const index_t i, const index_t j) { r(i, j) -= bz(i, j) * w(j0 + j); });
+    res2 += sum_squares<T>(space, r, -1);
+    keig::backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), z, bz, T(0), g);
+    orth2 += sum_squares<T>(space, g, j0);  // G(j0 + j, j) is the diagonal of Z^H B Z
+  }
+  return {res2, orth2};
+}
+
 // DESIGN.md's accuracy contract for eigenpairs of the bench matrix (seed
-// 11), computed on the execution space in column blocks: the host checks are
-// O(n^3) on a CPU, hours at n = 65536. A is regenerated (the solve used it as
+// 11), on the execution space. A is regenerated (the solve used it as
 // workspace). Returns {||A Z - Z W||_F / (||A||_F n eps), ||Z^H Z - I||_F / (n eps)}.
 template <class T, class Space>
 std::pair<double, double> device_accuracy(const Space& space, const keig::Matrix<T, Space>& a,
                                           const keig::Vector<keig::real_t<T>, Space>& w,
                                           const keig::Matrix<T, Space>& z) {
-  using keig::backends::Op;
-  const index_t n = a.extent(0), nb = std::min<index_t>(n, 1024);
-  keig::backends::Context<Space> ctx(space);
+  const index_t n = a.extent(0);
   fill_random_hermitian<T>(space, a, 11);
   const double norm_a = std::sqrt(sum_squares<T>(space, a, -1));
-  auto r_owned = keig::allocate_matrix<T>(space, "keig::bench::R", n, nb);
-  auto g_owned = keig::allocate_matrix<T>(space, "keig::bench::G", n, nb);
-  double res2 = 0, orth2 = 0;
-  for (index_t j0 = 0; j0 < n; j0 += nb) {
-    const index_t cols = std::min(nb, n - j0);
-    const keig::Matrix<T, Space> zb = Kokkos::subview(z, Kokkos::ALL(), std::make_pair(j0, j0 + cols));
-    const keig::Matrix<T, Space> r = Kokkos::subview(keig::Matrix<T, Space>(r_owned), Kokkos::ALL(), std::make_pair(index_t(0), cols));
-    const keig::Matrix<T, Space> g = Kokkos::subview(keig::Matrix<T, Space>(g_owned), Kokkos::ALL(), std::make_pair(index_t(0), cols));
-    keig::backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), a, zb, T(0), r);
-    using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-    Kokkos::parallel_for(
-        "keig::bench::residual", Policy(space, {0, 0}, {n, cols}),
-        KOKKOS_LAMBDA(const index_t i, const index_t j) { r(i, j) -= zb(i, j) * w(j0 + j); });
-    res2 += sum_squares<T>(space, r, -1);
-    keig::backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), z, zb, T(0), g);
-    orth2 += sum_squares<T>(space, g, j0);  // G(j0 + j, j) is the diagonal of Z^H Z
-  }
+  const auto [res2, orth2] = blocked_residual_squares<T>(space, a, keig::Matrix<T, Space>(), w, z);
   const double unit = double(n) * double(keig::unit_roundoff<T>());
   return {std::sqrt(res2) / (std::max(norm_a, 1e-300) * unit), std::sqrt(orth2) / unit};
 }
@@ -604,32 +624,10 @@ std::pair<double, double> device_accuracy_generalized(const Space& space, const 
                                                       const keig::Matrix<T, Space>& b,
                                                       const keig::Vector<keig::real_t<T>, Space>& w,
                                                       const keig::Matrix<T, Space>& z_all, index_t m) {
-  using keig::backends::Op;
-  const index_t n = a.extent(0), nb = std::min<index_t>(m, 1024);
-  keig::backends::Context<Space> ctx(space);
+  const index_t n = a.extent(0);
   const keig::Matrix<T, Space> z = Kokkos::subview(z_all, Kokkos::ALL(), std::make_pair(index_t(0), m));
   const double norm_a = std::sqrt(sum_squares<T>(space, a, -1)), norm_z = std::sqrt(sum_squares<T>(space, z, -1));
-  auto r_owned = keig::allocate_matrix<T>(space, "keig::bench::R", n, nb);
-  auto bz_owned = keig::allocate_matrix<T>(space, "keig::bench::BZ", n, nb);
-  auto g_owned = keig::allocate_matrix<T>(space, "keig::bench::G", m, nb);
-  double res2 = 0, orth2 = 0;
-  for (index_t j0 = 0; j0 < m; j0 += nb) {
-    const index_t cols = std::min(nb, m - j0);
-    const auto first = std::make_pair(index_t(0), cols);
-    const keig::Matrix<T, Space> zb = Kokkos::subview(z, Kokkos::ALL(), std::make_pair(j0, j0 + cols));
-    const keig::Matrix<T, Space> r = Kokkos::subview(keig::Matrix<T, Space>(r_owned), Kokkos::ALL(), first);
-    const keig::Matrix<T, Space> bz = Kokkos::subview(keig::Matrix<T, Space>(bz_owned), Kokkos::ALL(), first);
-    const keig::Matrix<T, Space> g = Kokkos::subview(keig::Matrix<T, Space>(g_owned), Kokkos::ALL(), first);
-    keig::backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), a, zb, T(0), r);
-    keig::backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), b, zb, T(0), bz);
-    using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-    Kokkos::parallel_for(
-        "keig::bench::residual", Policy(space, {0, 0}, {n, cols}),
-        KOKKOS_LAMBDA(const index_t i, const index_t j) { r(i, j) -= bz(i, j) * w(j0 + j); });
-    res2 += sum_squares<T>(space, r, -1);
-    keig::backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), z, bz, T(0), g);
-    orth2 += sum_squares<T>(space, g, j0);
-  }
+  const auto [res2, orth2] = blocked_residual_squares<T>(space, a, b, w, z);
   const double unit = double(n) * double(keig::unit_roundoff<T>());
   return {std::sqrt(res2) / (std::max(norm_a * norm_z, 1e-300) * unit), std::sqrt(orth2) / unit};
 }

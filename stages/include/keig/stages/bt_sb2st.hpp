@@ -442,7 +442,6 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     index_t group, step, row0, len;
   };
   struct WavePlan {
-    detail::SweepWave wave;
     index_t first, full, entries, zfirst;  // entries [first, first + entries); Z pointers from zfirst
   };
   std::vector<Entry> entries;
@@ -455,7 +454,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     const index_t gi_lo = tau - kmax > 0 ? (tau - kmax + 1) / 2 : 0;
     if (gi_lo > gi_hi) continue;
     const detail::SweepWave wave{tau, groups - 1 - gi_lo, gi_hi - gi_lo + 1, groups};
-    WavePlan w{wave, static_cast<index_t>(entries.size()), 0, 0, full_total};
+    WavePlan w{static_cast<index_t>(entries.size()), 0, 0, full_total};
     cut.clear();
     for (index_t slot = 0; slot < wave.count; ++slot) {
       const index_t g = wave.group(slot), k = wave.step(slot);
