@@ -228,9 +228,51 @@ struct SymvKernels {
       T* KOKKOS_RESTRICT wr = &work(r_begin, J);
       const T* KOKKOS_RESTRICT xr = &x(r_begin);
       for (index_t t = 0; t < len; ++t) wr[t] = T(0);
-      // Four columns per pass: the row partials are loaded and stored once
-      // per four matrix columns; 4 x 4 independent dot-product lanes.
+      // Real scalars: eight columns per pass, so the row partials are loaded
+      // and stored once per eight matrix columns (11 streams for 8 columns
+      // of data instead of 7 for 4: what bounds the in-cache product).
       int j = 0;
+      if constexpr (!is_complex_v<T>) {
+        for (; j + 8 <= cols; j += 8) {
+          const T* KOKKOS_RESTRICT a0 = &a(r_begin, c0 + j);
+          const T* KOKKOS_RESTRICT a1 = &a(r_begin, c0 + j + 1);
+          const T* KOKKOS_RESTRICT a2 = &a(r_begin, c0 + j + 2);
+          const T* KOKKOS_RESTRICT a3 = &a(r_begin, c0 + j + 3);
+          const T* KOKKOS_RESTRICT a4 = &a(r_begin, c0 + j + 4);
+          const T* KOKKOS_RESTRICT a5 = &a(r_begin, c0 + j + 5);
+          const T* KOKKOS_RESTRICT a6 = &a(r_begin, c0 + j + 6);
+          const T* KOKKOS_RESTRICT a7 = &a(r_begin, c0 + j + 7);
+          const T x0 = x(c0 + j), x1 = x(c0 + j + 1), x2 = x(c0 + j + 2), x3 = x(c0 + j + 3);
+          const T x4 = x(c0 + j + 4), x5 = x(c0 + j + 5), x6 = x(c0 + j + 6), x7 = x(c0 + j + 7);
+          T d0 = T(0), d1 = T(0), d2 = T(0), d3 = T(0), d4 = T(0), d5 = T(0), d6 = T(0), d7 = T(0);
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#pragma omp simd reduction(+ : d0, d1, d2, d3, d4, d5, d6, d7)
+#endif
+          for (index_t u = 0; u < len; ++u) {
+            const T xt = xr[u];
+            const T v0 = a0[u], v1 = a1[u], v2 = a2[u], v3 = a3[u], v4 = a4[u], v5 = a5[u], v6 = a6[u], v7 = a7[u];
+            wr[u] += ((v0 * x0 + v1 * x1) + (v2 * x2 + v3 * x3)) + ((v4 * x4 + v5 * x5) + (v6 * x6 + v7 * x7));
+            d0 += v0 * xt;
+            d1 += v1 * xt;
+            d2 += v2 * xt;
+            d3 += v3 * xt;
+            d4 += v4 * xt;
+            d5 += v5 * xt;
+            d6 += v6 * xt;
+            d7 += v7 * xt;
+          }
+          work(c0 + j, first) = d0;
+          work(c0 + j + 1, first) = d1;
+          work(c0 + j + 2, first) = d2;
+          work(c0 + j + 3, first) = d3;
+          work(c0 + j + 4, first) = d4;
+          work(c0 + j + 5, first) = d5;
+          work(c0 + j + 6, first) = d6;
+          work(c0 + j + 7, first) = d7;
+        }
+      }
+      // Four columns per pass (complex scalars, and the rest of a real block
+      // column): 4 x 4 independent dot-product lanes.
       for (; j + 4 <= cols; j += 4) {
         const T* KOKKOS_RESTRICT col[4];
         T xc[4];
