@@ -230,7 +230,9 @@ struct SymvKernels {
       for (index_t t = 0; t < len; ++t) wr[t] = T(0);
       // Real scalars: eight columns per pass, so the row partials are loaded
       // and stored once per eight matrix columns (11 streams for 8 columns
-      // of data instead of 7 for 4: what bounds the in-cache product).
+      // of data instead of 7 for 4: what bounds the in-cache product); an
+      // OpenMP SIMD reduction lets the compiler spread the eight dot products
+      // over vector lanes.
       int j = 0;
       if constexpr (!is_complex_v<T>) {
         for (; j + 8 <= cols; j += 8) {
@@ -271,8 +273,8 @@ struct SymvKernels {
           work(c0 + j + 7, first) = d7;
         }
       }
-      // Four columns per pass (complex scalars, and the rest of a real block
-      // column): 4 x 4 independent dot-product lanes.
+      // Four columns per pass (complex scalars, and at most one group of four
+      // left in a real block column): 4 x 4 independent dot-product lanes.
       for (; j + 4 <= cols; j += 4) {
         const T* KOKKOS_RESTRICT col[4];
         T xc[4];
@@ -282,32 +284,6 @@ struct SymvKernels {
           xc[c] = x(c0 + j + c);
         }
         index_t t = 0;
-        if constexpr (!is_complex_v<T>) {
-          // Real scalars: an OpenMP SIMD reduction lets the compiler
-          // reassociate the four dot products across vector lanes.
-          T d0 = T(0), d1 = T(0), d2 = T(0), d3 = T(0);
-          const T* KOKKOS_RESTRICT a0 = col[0];
-          const T* KOKKOS_RESTRICT a1 = col[1];
-          const T* KOKKOS_RESTRICT a2 = col[2];
-          const T* KOKKOS_RESTRICT a3 = col[3];
-          const T x0 = xc[0], x1 = xc[1], x2 = xc[2], x3 = xc[3];
-#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
-#pragma omp simd reduction(+ : d0, d1, d2, d3)
-#endif
-          for (index_t u = 0; u < len; ++u) {
-            const T v0 = a0[u], v1 = a1[u], v2 = a2[u], v3 = a3[u], xt = xr[u];
-            wr[u] += (v0 * x0 + v1 * x1) + (v2 * x2 + v3 * x3);
-            d0 += v0 * xt;
-            d1 += v1 * xt;
-            d2 += v2 * xt;
-            d3 += v3 * xt;
-          }
-          dot[0][0] = d0;
-          dot[1][0] = d1;
-          dot[2][0] = d2;
-          dot[3][0] = d3;
-          t = len;
-        }
         for (; t + 4 <= len; t += 4)
           for (int u = 0; u < 4; ++u) {
             T sum = wr[t + u];
