@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "keig/stages/secular.hpp"
 #include "keig/stages/stedc.hpp"
 #include "support.hpp"
 
@@ -38,6 +39,69 @@ Tridiagonal<R> wilkinson(index_t n) {
 struct Errors {
   double eigenvalues, residual, orthogonality;
 };
+
+// A secular equation 1/rho + sum z_i^2 / (d_i - x) = 0 (d strictly ascending).
+template <class R>
+struct Secular {
+  std::vector<R> d, z;
+  R rho;
+};
+
+// The secular function at d_o + tau evaluated in long double from the
+// offsets (d_i - d_o) - tau, in units of eps times the size of its terms
+// (what a root's rounding error can reach; ?laed4 stops below 8 of these).
+template <class R>
+double secular_residual(const Secular<R>& c, index_t o, R tau) {
+  long double w = 1.0L / c.rho, size = 1.0L / c.rho;
+  for (std::size_t i = 0; i < c.d.size(); ++i) {
+    const long double term = (long double)c.z[i] * c.z[i] / (((long double)c.d[i] - c.d[o]) - tau);
+    w += term;
+    size += std::abs(term);
+  }
+  return double(std::abs(w) / (size * (std::numeric_limits<R>::epsilon() / 2)));
+}
+
+// Runs stages::secular_roots on the space under test; checks that each root
+// has a neighbouring pole as its origin and lies strictly between its poles,
+// and returns the largest secular_residual of its roots over that of LAPACK
+// ?laed4's roots, or over 8 where ?laed4's are smaller (both stop below about
+// 8 units; ?laed4's reach 100 at k = 1000).
+template <class R>
+double secular_error(const Secular<R>& c, const std::string& what) {
+  const index_t k = static_cast<index_t>(c.d.size());
+  SpaceVector<R> d("d", k), z("z", k), tau("tau", k), lambda("lambda", k);
+  SpaceVector<index_t> origin("origin", k);
+  auto dh = Kokkos::create_mirror_view(d);
+  auto zh = Kokkos::create_mirror_view(z);
+  for (index_t i = 0; i < k; ++i) {
+    dh(i) = c.d[i];
+    zh(i) = c.z[i];
+  }
+  Kokkos::deep_copy(d, dh);
+  Kokkos::deep_copy(z, zh);
+  stages::secular_roots<R, Space>(Space(), k, d, z, c.rho, origin, tau, lambda);
+  const auto oh = to_host(origin);
+  const auto th = to_host(tau);
+  const auto lh = to_host(lambda);
+  double ours = 0, lapack = 0;
+  std::vector<R> delta(k);
+  for (index_t j = 0; j < k; ++j) {
+    R root = 0;
+    EXPECT_EQ(backends::host::laed4<R>(k, j, c.d.data(), c.z.data(), delta.data(), c.rho, root), 0) << what;
+    const index_t o = oh(j);
+    EXPECT_TRUE(o == j || (o == j + 1 && j + 1 < k)) << what << ": root " << j << " has origin " << o;
+    if (o != j && o != j + 1) continue;
+    // Strictly between the poles in the origin's coordinates (the rounded
+    // root itself may equal a pole).
+    EXPECT_GT(th(j), c.d[j] - c.d[o]) << what << ": root " << j;
+    if (j + 1 < k) EXPECT_LT(th(j), c.d[j + 1] - c.d[o]) << what << ": root " << j;
+    EXPECT_EQ(lh(j), c.d[o] + th(j)) << what << ": root " << j;
+    const index_t ref_o = (j + 1 < k && std::abs(delta[j + 1]) < std::abs(delta[j])) ? j + 1 : j;
+    ours = std::max(ours, secular_residual(c, o, th(j)));
+    lapack = std::max(lapack, secular_residual(c, ref_o, R(-delta[ref_o])));
+  }
+  return ours / std::max(lapack, 8.0);
+}
 
 // Runs stages::stedc on the space under test and measures it.
 template <class R>
@@ -150,6 +214,70 @@ TYPED_TEST(Stedc, DeflationPaths) {
   }
   Tridiagonal<R> zero{std::vector<R>(10, R(0)), std::vector<R>(9, R(0))};
   expect_accurate(zero, 4, 512, "zero matrix");
+}
+
+TYPED_TEST(Stedc, SecularRootsMatchLaed4) {
+  using R = TypeParam;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  auto random_case = [&](index_t k, double rho, double z_floor) {
+    Secular<R> c{std::vector<R>(k), std::vector<R>(k), R(rho)};
+    std::vector<double> d(k);
+    for (auto& x : d) x = u(rng);
+    std::sort(d.begin(), d.end());
+    for (index_t i = 0; i < k; ++i) c.d[i] = R(d[i]);
+    double norm = 0;
+    for (auto& x : c.z) {
+      const double v = u(rng);
+      x = R(v < 0 ? v - z_floor : v + z_floor);
+      norm += double(x) * double(x);
+    }
+    for (auto& x : c.z) x = R(double(x) / std::sqrt(norm));
+    return c;
+  };
+  for (index_t k : {3, 4, 31, 33, 200, 1000})
+    for (double rho : {1e-6, 0.5, 1e3}) {
+      const auto c = random_case(k, rho, 0);
+      const std::string what = "random k=" + std::to_string(k) + " rho=" + std::to_string(rho);
+      EXPECT_LE(secular_error(c, what), 2.0) << what;
+    }
+  // Poles in tight clusters (gaps near the deflation tolerance) and z
+  // entries spread over many magnitudes: roots hug their poles.
+  for (index_t k : {40, 300}) {
+    Secular<R> c{std::vector<R>(k), std::vector<R>(k), R(1)};
+    const double tight = 100 * double(std::numeric_limits<R>::epsilon());
+    double x = -1, norm = 0;
+    for (index_t i = 0; i < k; ++i) {
+      x += (i % 5 == 0) ? 0.1 : tight * (1 + (i % 3));
+      c.d[i] = R(x);
+      c.z[i] = R(std::pow(10.0, -double(i % 7)) * (i % 2 ? 1 : -1));
+      norm += double(c.z[i]) * double(c.z[i]);
+    }
+    for (auto& v : c.z) v = R(double(v) / std::sqrt(norm));
+    for (index_t i = 1; i < k; ++i) ASSERT_LT(c.d[i - 1], c.d[i]);
+    const std::string what = "clustered k=" + std::to_string(k);
+    EXPECT_LE(secular_error(c, what), 2.0) << what;
+  }
+}
+
+TYPED_TEST(Stedc, SecularRootsRejectBadArguments) {
+  using R = TypeParam;
+  SpaceVector<R> v("v", 4), short_v("v", 2);
+  SpaceVector<index_t> o("o", 4);
+  auto argument = [&](auto&& call) {
+    try {
+      call();
+    } catch (const InvalidArgument& ex) {
+      return ex.argument();
+    }
+    return std::string("no exception");
+  };
+  EXPECT_EQ(argument([&] { stages::secular_roots<R, Space>(Space(), 4, short_v, v, R(1), o, v, v); }), "d");
+  EXPECT_EQ(argument([&] { stages::secular_roots<R, Space>(Space(), 4, v, short_v, R(1), o, v, v); }), "z");
+  EXPECT_EQ(argument([&] { stages::secular_roots<R, Space>(Space(), 4, v, v, R(0), o, v, v); }), "rho");
+  EXPECT_EQ(argument([&] { stages::secular_roots<R, Space>(Space(), 4, v, v, R(1), o, v, short_v); }),
+            "origin/tau/lambda");
+  EXPECT_EQ(argument([&] { stages::secular_roots<R, Space>(Space(), -1, v, v, R(1), o, v, v); }), "k");
 }
 
 TYPED_TEST(Stedc, BadArgumentsAreNamed) {

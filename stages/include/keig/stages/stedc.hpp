@@ -2,9 +2,9 @@
 // conquer (Cuppen's tearing; Gu & Eisenstat's recomputed z for orthogonal
 // vectors; LAPACK ?stedc / ?laed0-3 is the reference design), with the
 // eigenvector matrix kept on the execution space. The O(n^3) part, the merge
-// products Q <- Q S, runs as gemm where Q lives; the host does only O(n)-sized
-// bookkeeping per merge (deflation, secular roots with ?laed4) and the
-// leaves (?steqr on concurrent host threads). Only d, e and per merge a few
+// products Q <- Q S, runs as gemm where Q lives, and so do the secular roots
+// (stages/secular); the host does only O(n)-sized bookkeeping per merge
+// (deflation) and the leaves (?steqr on concurrent host threads). Only d, e and per merge a few
 // O(m) vectors cross between host and device; S (k x k) is built on the
 // device from the roots, one column panel at a time. Seed 002 §4.2 names
 // the tridiagonal solver as the stage that must follow the reduction onto
@@ -31,6 +31,7 @@
 #include "keig/backends/blas.hpp"
 #include "keig/backends/host.hpp"
 #include "keig/errors.hpp"
+#include "keig/stages/secular.hpp"
 #include "keig/views/compat.hpp"
 #include "keig/views/workspace.hpp"
 
@@ -276,6 +277,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   auto dlambda = allocate_vector<R>(space, "keig::stedc::dlambda", n);
   auto zw = allocate_vector<R>(space, "keig::stedc::z", n);
   auto tau = allocate_vector<R>(space, "keig::stedc::tau", n);
+  auto roots = allocate_vector<R>(space, "keig::stedc::roots", n);
   auto west = allocate_vector<R>(space, "keig::stedc::w", n);
   auto norm = allocate_vector<R>(space, "keig::stedc::norm", n);
   auto rot_c = allocate_vector<R>(space, "keig::stedc::rot_c", n);
@@ -286,6 +288,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   auto rot_p = allocate_vector<index_t>(space, "keig::stedc::rot_p", n);
   auto rot_q = allocate_vector<index_t>(space, "keig::stedc::rot_q", n);
   auto z_rows_h = Kokkos::create_mirror_view(z_rows);
+  auto roots_h = Kokkos::create_mirror_view(roots);
 
   for (const auto& blk : merges) {
     const index_t lo = blk.lo, m = blk.m, n1 = m / 2;
@@ -307,12 +310,9 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     const index_t k = plan.k;
     std::vector<R> lambda(k);
     if (k > 0) {
-      // Secular roots on host threads; keep, per root, its nearer pole
-      // (origin) and the offset tau from it: then dlambda_i - lambda_j =
-      // (dlambda_i - dlambda_origin) - tau_j keeps its relative accuracy when
-      // rebuilt on the device (as inside ?laed4).
-      std::vector<R> tau_h(k, R(0)), s_small;
-      std::vector<index_t> origin_h(k, 0);
+      to_device(dlambda, plan.dlambda);
+      to_device(zw, plan.zw);
+      std::vector<R> s_small;
       if (k <= 2) {
         // Tiny S built on the host: the identity for k = 1; for k = 2 ?laed4
         // (through ?laed5) returns the normalized eigenvector itself.
@@ -324,27 +324,20 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
           if (info > 0) throw ConvergenceFailure("laed4", info);
         }
       } else {
-        std::vector<index_t> info(k, 0);
-        Kokkos::parallel_for("keig::stedc::secular", Kokkos::RangePolicy<Host>(0, k), [&](const index_t j) {
-          std::vector<R> delta(k);
-          info[j] = backends::host::laed4<R>(k, j, plan.dlambda.data(), plan.zw.data(), delta.data(), plan.rho,
-                                             lambda[j]);
-          const index_t o = (j + 1 < k && std::abs(delta[j + 1]) < std::abs(delta[j])) ? j + 1 : j;
-          origin_h[j] = o;
-          tau_h[j] = -delta[o];
-        });
-        for (index_t j = 0; j < k; ++j)
-          if (info[j] > 0) throw ConvergenceFailure("laed4", info[j]);
+        // Secular roots on the execution space, each kept as its nearer pole
+        // (origin) and the offset tau from it, from which the Loewner z and S
+        // rebuild dlambda_i - lambda_j with its relative accuracy.
+        secular_roots<R, ExecSpace>(space, k, dlambda, zw, plan.rho, origin, tau, roots);
+        Kokkos::deep_copy(space, Kokkos::subview(roots_h, std::make_pair(index_t(0), k)),
+                          Kokkos::subview(roots, std::make_pair(index_t(0), k)));
+        space.fence();
+        for (index_t j = 0; j < k; ++j) lambda[j] = roots_h(j);
       }
       to_device(rot_p, plan.rot_p);
       to_device(rot_q, plan.rot_q);
       to_device(rot_c, plan.rot_c);
       to_device(rot_s, plan.rot_s);
       to_device(gather, plan.gather);
-      to_device(dlambda, plan.dlambda);
-      to_device(zw, plan.zw);
-      to_device(tau, tau_h);
-      to_device(origin, origin_h);
       to_device(row_pole, plan.row_of_pole);
       const index_t nrot = static_cast<index_t>(plan.rot_p.size());
       if (nrot > 0)

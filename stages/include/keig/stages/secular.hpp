@@ -1,0 +1,206 @@
+// stages/secular: the roots of divide and conquer's secular equation
+//   w(x) = 1/rho + sum_i z_i^2 / (d_i - x) = 0,  d ascending, rho > 0,
+// all k of them at once on the execution space (LAPACK ?laed4 solves one per
+// call on the host; at n = 32768 the host's roots were most of stedc's time).
+// Root j lies in (d_j, d_j+1) (the last in (d_k-1, d_k-1 + rho z^T z]).
+// As in ?laed4 it is kept as an offset tau from its nearer pole d_origin,
+// so every d_i - root = (d_i - d_origin) - tau keeps its relative accuracy:
+// the Loewner z and the vectors of D + rho z z^T are built from those
+// differences (Gu & Eisenstat).
+//
+// Each step interpolates the two partial sums psi (poles left of the root)
+// and phi (poles right of it) by one pole each with the value and slope of
+// the sum at the current point (Li's two-pole "middle way" model, the core
+// of ?laed4) and takes the model's root; a bracket kept from the signs of w
+// replaces any step that leaves it by bisection. Converged when |w| is below
+// ?laed4's error bound for its evaluation, or the step no longer moves tau.
+// On GPUs each root gets a warp whose lanes split the sums over the poles.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <limits>
+#include <string>
+
+#include "keig/backends/context.hpp"
+#include "keig/backends/warp.hpp"
+#include "keig/errors.hpp"
+#include "keig/views/compat.hpp"
+#include "keig/views/matrix.hpp"
+
+namespace keig::stages {
+
+namespace detail {
+
+inline constexpr int secular_max_steps = 100;
+
+template <class R>
+KOKKOS_INLINE_FUNCTION R secular_abs(R x) {
+  return x < R(0) ? -x : x;
+}
+
+// One root per group of Lanes lanes: a whole warp (Lanes = 32, teams of
+// whole warps as backends::warp_sum needs) or, on hosts, one thread.
+template <int Lanes, class R, class ExecSpace>
+struct SecularRoots {
+  static_assert(Lanes == 1 || Lanes == 32, "SecularRoots: a root takes one thread or a whole warp");
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  static constexpr int roots_per_team = Lanes == 1 ? 1 : 4;
+  static constexpr int team_size = Lanes * roots_per_team;
+  index_t k;
+  const R* d;
+  const R* z;
+  R rho, unit_roundoff;
+  index_t* origin;
+  R* tau;
+  R* lambda;
+  index_t* failures;  // roots that did not converge (counted, then reported by the host)
+
+  // Partial sums over the poles at x = tau relative to d_o: psi (i <= j) and
+  // phi (i > j) and their derivatives, reduced over the group's lanes.
+  struct Sums {
+    R psi, dpsi, phi, dphi;
+  };
+
+  KOKKOS_INLINE_FUNCTION Sums sums(int lane, index_t j, R d_o, R t) const {
+    Sums s{R(0), R(0), R(0), R(0)};
+    for (index_t i = lane; i < k; i += Lanes) {
+      const R q = z[i] / ((d[i] - d_o) - t);
+      if (i <= j) {
+        s.psi += z[i] * q;
+        s.dpsi += q * q;
+      } else {
+        s.phi += z[i] * q;
+        s.dphi += q * q;
+      }
+    }
+    if constexpr (Lanes > 1) {
+      s.psi = backends::warp_sum(s.psi, 1, Lanes);
+      s.dpsi = backends::warp_sum(s.dpsi, 1, Lanes);
+      s.phi = backends::warp_sum(s.phi, 1, Lanes);
+      s.dphi = backends::warp_sum(s.dphi, 1, Lanes);
+    }
+    return s;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const int lane = team.team_rank() % Lanes;
+    const index_t j = team.league_rank() * roots_per_team + team.team_rank() / Lanes;
+    if (j >= k) return;  // the whole group leaves together
+    const bool last = j == k - 1;
+    const R rho_inv = R(1) / rho;
+    // Bracket (lo, hi) around tau, both relative to d_o; dl and dr are the
+    // neighbouring poles relative to d_o (the last root has none on its right).
+    index_t o = j;
+    R d_o = d[j], t, lo, hi, dl = 0, dr = 0;
+    Sums s;
+    if (last) {
+      R zz = 0;
+      for (index_t i = lane; i < k; i += Lanes) zz += z[i] * z[i];
+      if constexpr (Lanes > 1) zz = backends::warp_sum(zz, 1, Lanes);
+      lo = 0;
+      hi = rho * zz * (R(1) + R(4) * unit_roundoff);
+      t = R(0.5) * hi;
+      s = sums(lane, j, d_o, t);
+    } else {
+      // The midpoint's sign picks the nearer pole as the origin (as ?laed4).
+      const R gap = d[j + 1] - d[j];
+      const R mid = R(0.5) * gap;
+      s = sums(lane, j, d_o, mid);
+      if (rho_inv + s.psi + s.phi >= R(0)) {
+        lo = 0;
+        hi = mid;
+        t = mid;
+        dr = gap;
+      } else {
+        o = j + 1;
+        d_o = d[j + 1];
+        lo = -mid;
+        hi = 0;
+        t = -mid;
+        dl = -gap;
+      }
+    }
+    bool converged = false;
+    for (int step = 0; step < secular_max_steps && !converged; ++step) {
+      if (step > 0) s = sums(lane, j, d_o, t);
+      const R w = rho_inv + s.psi + s.phi;
+      // ?laed4's bound on the rounding error of w.
+      const R bound = unit_roundoff * (R(8) * (s.phi - s.psi) + rho_inv + secular_abs(t) * (s.dpsi + s.dphi));
+      if (secular_abs(w) <= bound) {
+        converged = true;
+        break;
+      }
+      if (w > R(0)) hi = t;
+      else lo = t;
+      // Two-pole model c + s1 / (D1 - eta) + s2 / (D2 - eta) = 0 for the step
+      // eta, D1 = dl - t < 0 < D2 = dr - t; its value and slope match w's.
+      const R d1 = dl - t;
+      R eta;
+      bool model = true;
+      if (last) {
+        const R c = w - s.dpsi * d1;
+        model = c > R(0);
+        eta = model ? d1 + s.dpsi * d1 * d1 / c : R(0);
+      } else {
+        const R d2 = dr - t;
+        const R s1 = s.dpsi * d1 * d1, s2 = s.dphi * d2 * d2;
+        const R c = w - s.dpsi * d1 - s.dphi * d2;
+        // c eta^2 - b eta + d1 d2 w = 0 has exactly one root in (D1, D2).
+        const R b = c * (d1 + d2) + s1 + s2;
+        const R cc = d1 * d2 * w;
+        const R disc = b * b - R(4) * c * cc;
+        model = disc >= R(0);
+        if (model) {
+          const R root = compat::sqrt(disc);
+          const R qq = R(0.5) * (b >= R(0) ? b + root : b - root);
+          const R r1 = c != R(0) ? qq / c : d2 * R(2), r2 = qq != R(0) ? cc / qq : d2 * R(2);
+          eta = (r1 > d1 && r1 < d2) ? r1 : r2;
+        }
+      }
+      R next = t + eta;
+      // Late steps bisect only: the bracket then halves every step.
+      if (!model || !(next > lo && next < hi) || step >= secular_max_steps / 2) next = R(0.5) * (lo + hi);
+      if (next == t || !(next > lo && next < hi)) converged = true;  // nothing left between the bracket's ends
+      else t = next;
+    }
+    if (lane == 0) {
+      origin[j] = o;
+      tau[j] = t;
+      lambda[j] = d_o + t;
+      if (!converged) Kokkos::atomic_add(failures, index_t(1));
+    }
+  }
+};
+
+}  // namespace detail
+
+// The k roots of 1/rho + sum_i z_i^2 / (d_i - x) = 0 for strictly ascending
+// d (k >= 1 entries used of each view), rho > 0: root j = d(origin(j)) +
+// tau(j) with origin(j) its nearer pole, lambda(j) = that sum. Asynchronous
+// on the space except for the convergence check, which fences.
+template <class R, class ExecSpace>
+void secular_roots(const ExecSpace& space, index_t k, const Vector<R, ExecSpace>& d, const Vector<R, ExecSpace>& z, R rho,
+                   const Vector<index_t, ExecSpace>& origin, const Vector<R, ExecSpace>& tau,
+                   const Vector<R, ExecSpace>& lambda) {
+  if (k < 0) throw InvalidArgument("k", "must be non-negative, is " + std::to_string(k));
+  const auto short_view = [&](const auto& v) { return static_cast<index_t>(v.extent(0)) < k; };
+  if (short_view(d)) throw InvalidArgument("d", "needs k = " + std::to_string(k) + " poles");
+  if (short_view(z)) throw InvalidArgument("z", "needs k = " + std::to_string(k) + " entries");
+  if (short_view(origin) || short_view(tau) || short_view(lambda))
+    throw InvalidArgument("origin/tau/lambda", "need k = " + std::to_string(k) + " entries each");
+  if (!(rho > R(0)) || !std::isfinite(rho)) throw InvalidArgument("rho", "must be positive and finite");
+  if (k == 0) return;
+  constexpr int lanes = backends::is_cuda_space_v<ExecSpace> ? 32 : 1;
+  using Functor = detail::SecularRoots<lanes, R, ExecSpace>;
+  Kokkos::View<index_t, memory_space_of<ExecSpace>> failures("keig::secular::failures");
+  const index_t teams = (k + Functor::roots_per_team - 1) / Functor::roots_per_team;
+  Kokkos::parallel_for("keig::secular::roots", Kokkos::TeamPolicy<ExecSpace>(space, teams, Functor::team_size),
+                       Functor{k, d.data(), z.data(), rho, std::numeric_limits<R>::epsilon() / 2, origin.data(),
+                               tau.data(), lambda.data(), failures.data()});
+  auto failed = Kokkos::create_mirror_view(failures);
+  Kokkos::deep_copy(space, failed, failures);
+  space.fence();
+  if (failed() > 0) throw ConvergenceFailure("secular_roots (roots left unconverged)", failed());
+}
+
+}  // namespace keig::stages
