@@ -252,7 +252,7 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
       stage("keig::bt_sb2st", cx * backtransform_flops(n, m),
             [&] { stages::bt_sb2st<T, ExecSpace>(ctx, b, a, zm, work, tuning); });
     }
-    const index_t nbq = b > stages::ormtr_block_default ? b : stages::ormtr_block_default;
+    const index_t nbq = stages::bt_sy2sb_block<ExecSpace>(b);
     auto work = allocate_vector<T>(space, "keig::bt_sy2sb::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
     stage("keig::bt_sy2sb", cx * backtransform_flops(n, m),
           [&] { stages::bt_sy2sb<T, ExecSpace>(ctx, a, b, tau, zm, work, nbq); });

@@ -26,6 +26,7 @@
 #include "keig/generate.hpp"
 #include "keig/keig.hpp"
 #include "keig/stages/bt_sb2st.hpp"
+#include "keig/stages/bt_sy2sb.hpp"
 #include "keig/stages/ormtr.hpp"
 #include "keig/stages/sb2st.hpp"
 #include "keig/stages/sy2sb.hpp"
@@ -377,7 +378,8 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
 
 // sy2sb alone, both trailing updates, against the dgemm rate of the same run
 // (issue target: >= 50 % of it at n >= 16384). Rates count the useful
-// 4/3 n^3 flops (x4 for complex) of the reduction.
+// 4/3 n^3 flops (x4 for complex) of the reduction. Then bt_sy2sb on its
+// reflectors for reflector blocks of 64, 128 and 256 (2 n^3 flops).
 template <class T, class Space>
 void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
   using keig::backends::Op;
@@ -438,6 +440,36 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
                   keig_s - panels, share(keig_s - panels), share(blocked), blocked, share(full), share(symmetric),
                   symmetric);
     rows.push_back({n, "sy2sb", "sy2sb full, geqrf", buf, keig_s, full});
+    // bt_sy2sb on these reflectors, Z := Q1 Z for n columns, by reflectors
+    // per compact-WY block (the solvers use bt_sy2sb_block(b)):
+    // each block is two gemms with inner size nb or n - first.
+    auto z = keig::allocate_matrix<T>(space, "keig::bench::Z", n, n);
+    std::vector<std::pair<index_t, double>> by_block;
+    for (index_t nbq : {index_t(64), index_t(128), index_t(256)}) {
+      if (nbq < b) continue;
+      auto w = keig::allocate_vector<T>(space, "keig::bench::bt_work", st::ormtr_workspace_size<T, Space>(n, n, nbq));
+      std::vector<double> t;
+      for (int r = 0; r < 3; ++r) {
+        fill_random_hermitian<T>(space, keig::Matrix<T, Space>(z), 5);
+        space.fence();
+        Kokkos::Timer timer;
+        st::bt_sy2sb<T, Space>(ctx, keig::Matrix<T, Space>(a), b, keig::Vector<T, Space>(tau),
+                               keig::Matrix<T, Space>(z), keig::Vector<T, Space>(w), nbq);
+        space.fence();
+        if (r > 0) t.push_back(timer.seconds());
+      }
+      by_block.emplace_back(nbq, *std::min_element(t.begin(), t.end()));
+    }
+    const auto base = std::find_if(by_block.begin(), by_block.end(), [&](const auto& p) {
+      return p.first == std::max<index_t>(b, 128);  // the block of earlier stops
+    });
+    for (const auto& [nbq, sec] : by_block) {
+      const double rate = cx * 2.0 * double(n) * n * n / sec;
+      std::snprintf(buf, sizeof buf, "Z := Q1 Z, n columns: %.1f TFLOP/s = %.0f%% of gemm", rate / 1e12,
+                    100 * rate / gemm_rate);
+      rows.push_back({n, "bt_sy2sb nb=" + std::to_string(nbq), "bt_sy2sb nb=" + std::to_string(base->first), buf, sec,
+                      base->second});
+    }
   }
 }
 

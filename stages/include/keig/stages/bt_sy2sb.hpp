@@ -9,6 +9,17 @@
 
 namespace keig::stages {
 
+// Reflectors per compact-WY block for band width b: 256 on GPUs, where the
+// gemms of inner size nb run faster the larger nb (keig-bench --suite sy2sb,
+// H200, Z := Q1 Z with n columns: 38.2 / 41.9 TFLOP/s for nb = 128 / 256 at
+// n = 16384, 36.6 / 44.1 at 32768, and 24-25 for nb = 64); elsewhere
+// ormtr_block_default; never fewer than b (one panel).
+template <class ExecSpace>
+index_t bt_sy2sb_block(index_t b) {
+  const index_t nb = backends::is_cuda_space_v<ExecSpace> ? 256 : ormtr_block_default;
+  return nb > b ? nb : b;
+}
+
 // Workspace: ormtr_workspace_size(n, m, nb).
 template <class T, class ExecSpace>
 void bt_sy2sb(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a, index_t b,
