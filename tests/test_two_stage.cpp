@@ -248,6 +248,40 @@ TYPED_TEST(Sb2st, BlockedMatchesReflectorsOverColumnChunks) {
   }
 }
 
+// A random band's bulge-chase reflectors, a random n x m Z and Z through
+// the reflector kernel: the reference for the blocked variant's tunings.
+template <class T>
+struct BlockedReference {
+  index_t n, b, m;
+  SpaceMatrix<T> store;
+  HostMatrix<T> z, expected;
+
+  BlockedReference(index_t n_, index_t b_, index_t m_, std::mt19937_64& rng)
+      : n(n_), b(b_), m(m_), store(bulge_chase_reflectors<T>(n_, b_, rng)), z("z", n_, m_) {
+    for (index_t j = 0; j < m; ++j)
+      for (index_t i = 0; i < n; ++i) z(i, j) = random_scalar<T>(rng);
+    auto zr = to_space(z);
+    stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(zr));
+    expected = to_host(zr);
+  }
+
+  // bt_sb2st_blocked with `tuning` on a copy of z, against the reflector kernel.
+  void expect_match(const backends::Context<Space>& ctx, const stages::BtSb2stTuning& tuning) const {
+    stages::BtSb2stTuning sized = tuning;
+    sized.chunk = std::min(tuning.chunk, m);
+    auto zb = to_space(z);
+    SpaceVector<T> work("bwork", stages::bt_sb2st_workspace_size(n, b, sized));
+    stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(zb), to_vector<Space>(work),
+                                       tuning);
+    Kokkos::fence();
+    const HostMatrix<T> bh = to_host(zb);
+    double diff = 0;
+    for (index_t j = 0; j < m; ++j)
+      for (index_t i = 0; i < n; ++i) diff += abs_squared(T(bh(i, j) - expected(i, j)));
+    EXPECT_LE(std::sqrt(diff) / (frobenius_norm(z) * n * double(unit_roundoff<T>())), kContract);
+  }
+};
+
 // Every block shape and T-factor path of the blocked variant against the
 // reflector kernel: sigma = 1 (one reflector per block), 3 (n - 1 not a
 // multiple of it), 32, 64 (> b) and beyond the n - 1 sweeps (one group);
@@ -263,20 +297,14 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
     index_t n, b, m;
   };
   for (const Case c : {Case{131, 3, 13}, Case{203, 8, 7}, Case{150, 32, 9}, Case{97, 64, 5}}) {
-    const index_t n = c.n, b = c.b, m = c.m;
-    const SpaceMatrix<T> store = bulge_chase_reflectors<T>(n, b, rng);
-    HostMatrix<T> zh("z", n, m);
-    for (index_t j = 0; j < m; ++j)
-      for (index_t i = 0; i < n; ++i) zh(i, j) = random_scalar<T>(rng);
-    auto zr = to_space(zh);
-    stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(zr));
-    const HostMatrix<T> rh = to_host(zr);
-    for (index_t sigma : {index_t(1), index_t(3), index_t(32), index_t(64), n + 5})
+    const BlockedReference<T> ref(c.n, c.b, c.m, rng);
+    for (index_t sigma : {index_t(1), index_t(3), index_t(32), index_t(64), c.n + 5})
       for (index_t chunk : {index_t(4), index_t(2048)})
         for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram})
           for (bool fold : {false, true}) {
-            SCOPED_TRACE("bt_sb2st n=" + std::to_string(n) + " b=" + std::to_string(b) + " m=" + std::to_string(m) +
-                         " sigma=" + std::to_string(sigma) + " chunk=" + std::to_string(chunk) +
+            SCOPED_TRACE("bt_sb2st n=" + std::to_string(c.n) + " b=" + std::to_string(c.b) +
+                         " m=" + std::to_string(c.m) + " sigma=" + std::to_string(sigma) +
+                         " chunk=" + std::to_string(chunk) +
                          (factor == stages::BtSb2stTFactor::Dots ? " dots" : " gram") + (fold ? " fold" : ""));
             stages::BtSb2stTuning tuning;
             tuning.sweeps_per_block = sigma;
@@ -284,19 +312,39 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
             tuning.t_factor = factor;
             tuning.fold_t = fold;
             tuning.waves_per_batch = chunk == 4 ? 1 : 3;  // the default 8 runs in the tests above
-            stages::BtSb2stTuning sized = tuning;
-            sized.chunk = std::min(chunk, m);
-            auto zb = to_space(zh);
-            SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size(n, b, sized));
-            stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(zb),
-                                               to_vector<Space>(bwork), tuning);
-            Kokkos::fence();
-            const HostMatrix<T> bh = to_host(zb);
-            double diff = 0;
-            for (index_t j = 0; j < m; ++j)
-              for (index_t i = 0; i < n; ++i) diff += abs_squared(T(bh(i, j) - rh(i, j)));
-            EXPECT_LE(std::sqrt(diff) / (frobenius_norm(zh) * n * double(unit_roundoff<T>())), kContract);
+            ref.expect_match(ctx, tuning);
           }
+  }
+}
+
+// The window apply (BtSb2stTuning::window_apply: on CUDA devices, real
+// double, sigma = 64, b <= 65, one kernel per batch over tiles of 64 or 128
+// columns of Z) against the reflector kernel: several column tiles, a part
+// tile, cut blocks at the bottom, batches of 1 and 8 waves. Other scalars
+// and spaces run the batched gemms here (the same contract).
+TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
+  using T = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(29);
+  struct Case {
+    index_t n, b, m;
+  };
+  for (const Case c : {Case{260, 64, 200}, Case{97, 64, 5}, Case{200, 32, 130}, Case{150, 48, 129}}) {
+    const BlockedReference<T> ref(c.n, c.b, c.m, rng);
+    for (index_t batch : {index_t(1), index_t(8)})
+      for (int columns : {64, 128}) {
+        SCOPED_TRACE("window n=" + std::to_string(c.n) + " b=" + std::to_string(c.b) + " m=" + std::to_string(c.m) +
+                     " batch=" + std::to_string(batch) + " columns=" + std::to_string(columns));
+        stages::BtSb2stTuning tuning;
+        tuning.sweeps_per_block = 64;
+        tuning.chunk = c.m;
+        tuning.t_factor = stages::BtSb2stTFactor::Gram;
+        tuning.fold_t = true;
+        tuning.window_apply = true;
+        tuning.window_columns = columns;
+        tuning.waves_per_batch = batch;
+        ref.expect_match(ctx, tuning);
+      }
   }
 }
 
@@ -336,6 +384,10 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   tuning.waves_per_batch = 0;
   expect_refused(tuning, "waves_per_batch");
   EXPECT_THROW(stages::bt_sb2st_workspace_size(n, b, tuning), InvalidArgument);
+  tuning = stages::BtSb2stTuning{};
+  tuning.window_apply = true;
+  tuning.window_columns = 96;
+  expect_refused(tuning, "window_columns");
   for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram}) {
     tuning = stages::BtSb2stTuning{};
     tuning.t_factor = factor;

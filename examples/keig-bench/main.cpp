@@ -9,7 +9,7 @@
 //              [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]
 //              [--solver auto|dc|mrrr|bisection]
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
-//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1]
+//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,2,3]
 //              [--batches 1,8]
 //                                            (bt_sb2st block shapes; suite bt_sb2st only, not in "all")
 #include <Kokkos_Core.hpp>
@@ -71,7 +71,7 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]\n"
                "                  [--solver auto|dc|mrrr|bisection]\n"
                "                  [--symv-segments S1,S2,...]\n"
-               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1]\n"
+               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,2,3]\n"
                "                  [--batches B1,B2,...]\n",
                error.c_str());
   std::exit(2);
@@ -771,7 +771,9 @@ double max_abs_difference(const Space& space, const keig::Matrix<T, Space>& x, c
 // and a random n x n Z (m = n). Every case starts from a fresh copy of Z;
 // seconds are the best of 2 fenced runs after a warm-up. Rows:
 //  - full runs of the blocked variant for each sigma x chunk x T factor x
-//    apply form (3 gemms per chunk, or 2 with W = V T folded);
+//    apply form (--fold-t 0: 3 gemms per chunk, 1: 2 with W = V T folded,
+//    2 / 3: W = V T and the window kernel with 128 / 64 columns per thread
+//    block, BtSb2stTuning::window_apply and window_columns);
 //  - "T only": the same with the Z gemms skipped (BtSb2stTuning::t_factor_only:
 //    V, T, G = V^H V and W per wave plus the host plan), so the gemm time of a
 //    shape is its full time minus this;
@@ -846,7 +848,7 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
     const auto name = [](st::BtSb2stTFactor f) { return f == st::BtSb2stTFactor::Dots ? "dots" : "gram"; };
     const auto shape = [&](const st::BtSb2stTuning& t) {
       return "s=" + std::to_string(t.sweeps_per_block) + (t.t_factor_only ? "" : " c=" + std::to_string(t.chunk)) +
-             " " + name(t.t_factor) + (t.fold_t ? " fold" : "") + " batch=" + std::to_string(t.waves_per_batch);
+             " " + name(t.t_factor) + (t.fold_t ? " fold" : "") + (t.window_apply ? " window" + std::to_string(t.window_columns) : "") + " batch=" + std::to_string(t.waves_per_batch);
     };
     // One table row (printed at once, so a run cut short still shows its rows) and one CSV row.
     double peer_s = 0;
@@ -893,6 +895,7 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
       for (st::BtSb2stTFactor f : {st::BtSb2stTFactor::Dots, st::BtSb2stTFactor::Gram})
         for (int fold : args.fold_t)
           for (index_t batch : args.batches) {
+            if (fold >= 2) continue;  // the window apply's factors are fold 1's
             st::BtSb2stTuning t;
             t.sweeps_per_block = sigma;
             t.t_factor = f;
@@ -930,12 +933,15 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
               t.chunk = chunk;
               t.t_factor = factor == "dots" ? st::BtSb2stTFactor::Dots : st::BtSb2stTFactor::Gram;
               t.fold_t = fold != 0;
+              t.window_apply = fold >= 2;
+              t.window_columns = fold == 2 ? 128 : 64;
               t.waves_per_batch = batch;
               if (t.sweeps_per_block == peer.sweeps_per_block && t.chunk == peer.chunk &&
                   t.t_factor == peer.t_factor && t.fold_t == peer.fold_t && t.waves_per_batch == peer.waves_per_batch)
                 continue;  // the peer's row
               const double s = blocked(t);
-              report("bt_sb2st " + shape(t), sigma, t.chunk, name(t.t_factor), fold ? "2 gemm" : "3 gemm", s,
+              report("bt_sb2st " + shape(t), sigma, t.chunk, name(t.t_factor),
+                     fold == 3 ? "window64" : (fold == 2 ? "window128" : (fold ? "2 gemm" : "3 gemm")), s,
                      t_only_of(t), true, max_abs_difference<T>(space, z, zref));
             }
     if (n <= 8192) {

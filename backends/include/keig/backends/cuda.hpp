@@ -11,6 +11,14 @@
 #include "keig/options.hpp"
 #include "keig/views/scalar.hpp"
 
+namespace keig::backends::cuda {
+// One block of bt_sb2st's window apply: its V and W at q * ldv * 64 entries
+// from the bases, its rows [row0, row0 + ldv) of Z.
+struct BandBlock {
+  std::int64_t q, row0;
+};
+}  // namespace keig::backends::cuda
+
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace keig::backends::cuda {
 
@@ -48,6 +56,16 @@ template <class T>
 template <class T>
 [[nodiscard]] index_t larft(const CudaContext&, index_t n, index_t k, const T* v, index_t ldv, const T* tau, T* t,
                             index_t ldt);
+
+// bt_sb2st's sweep blocks on Z (n x m, real double) in list order: for each,
+// Z(row0 : row0 + ldv, :) -= W (V^T Z(row0 : row0 + ldv, :)) with V, W
+// ldv x 64 (ldv <= 128, zero where the block has no rows), by tiles of
+// columns (64 or 128) of Z whose block rows stay in shared memory (FP64
+// tensor cores). list lives in device memory. band_blocks_supported:
+// compute capability 8.0 or newer with the kernel's shared memory.
+bool band_blocks_supported(const CudaContext&);
+void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
+                       index_t ldv, double* z, index_t ldz, index_t n, index_t m, int columns);
 
 // Xsyevd (all pairs, in place) and Xsyevdx (all or a subset; the m
 // eigenvectors found overwrite the first m columns of a).
@@ -87,6 +105,8 @@ KEIG_CUDA_UNAVAILABLE(syevd)
 KEIG_CUDA_UNAVAILABLE(syevdx)
 KEIG_CUDA_UNAVAILABLE(sygvd)
 KEIG_CUDA_UNAVAILABLE(sygvdx)
+KEIG_CUDA_UNAVAILABLE(band_blocks_supported)
+KEIG_CUDA_UNAVAILABLE(apply_band_blocks)
 #undef KEIG_CUDA_UNAVAILABLE
 }  // namespace keig::backends::cuda
 #endif

@@ -1,0 +1,258 @@
+// bt_sb2st's sweep blocks applied to Z by column tiles on the FP64 tensor
+// cores (CUDA; PTX mma m16n8k4 f64 on compute capability 9.0, two m8n8k4 on
+// 8.x).
+//
+// Each thread block owns 64 (or 128) columns of Z and walks the whole list
+// of blocks in order. A block (group g, step k) touches rows [row0, row0 +
+// ldv), and step k + 1 of the same group the rows b further down, so the
+// tile's rows live in a window of 128 rows in shared memory (a ring: row r
+// in slot r mod 128): per block only the b rows that enter are loaded and
+// the b that leave are written back, and X = V^T Zw never leaves the chip.
+// The batched-gemm apply reads each block's rows of Z twice and writes them
+// and X once (about 19 TFLOP/s on the H200); here V and W (130 KB a block,
+// from L2, read by every tile) are the only traffic that grows with the
+// blocks. This is seed 004's column-group kernel (one team per group of
+// eigenvector columns, a sliding b-row window) with the reflectors of a block
+// applied as one compact-WY product: Zw -= W (V^T Zw), W = V T. Raw CUDA
+// rather than a Kokkos team kernel: the window needs 105-203 KB of shared
+// memory, and Kokkos 3.4 gives a team at most 40 KB.
+#include <cuda_runtime.h>
+
+#include "cuda_common.hpp"
+
+namespace keig::backends::cuda {
+
+namespace {
+
+constexpr int kSlots = 128;    // window rows (a block has ldv <= 128 rows)
+constexpr int kSigma = 64;     // reflectors per block: columns of V and W, rows of X
+constexpr int kThreads = 256;  // 8 warps
+// Shared row stride in doubles for tiles of Cols columns (Cols + 4: the
+// fragment loads of a half warp hit distinct banks).
+__host__ __device__ constexpr int row_stride(int cols) { return cols + 4; }
+constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_stride(cols) * sizeof(double); }
+
+// D += A B for an 8 x 8 x 4 tile over a warp (PTX mma.sync m8n8k4 f64). With
+// q = lane / 4, t = lane % 4 a lane holds a = A(q, t), b = B(t, q) and
+// d0, d1 = D(q, 2t), D(q, 2t + 1).
+__device__ __forceinline__ void mma_8x8x4(double& d0, double& d1, double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+      : "+d"(d0), "+d"(d1)
+      : "d"(a), "d"(b));
+#else
+  __trap();  // built for an older target: fail loudly (the host checks the device before launching)
+#endif
+}
+
+// Two such tiles stacked (rows q and 8 + q of A and D) in one instruction:
+// PTX mma.sync m16n8k4 f64 (compute capability 9.0), where a0, a1 = A(q, t),
+// A(8 + q, t), b = B(t, q), d0..d3 = D(q, 2t), D(q, 2t + 1), D(8 + q, 2t),
+// D(8 + q, 2t + 1).
+__device__ __forceinline__ void mma_16x8x4(double (&top)[2], double (&bottom)[2], double a0, double a1, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+      : "+d"(top[0]), "+d"(top[1]), "+d"(bottom[0]), "+d"(bottom[1])
+      : "d"(a0), "d"(a1), "d"(b));
+#else
+  mma_8x8x4(top[0], top[1], a0, b);
+  mma_8x8x4(bottom[0], bottom[1], a1, b);
+#endif
+}
+
+// Cols = 128: one thread block per multiprocessor (203 KB of shared memory);
+// Cols = 64: two (105 KB each, at most 128 registers a thread). Thread block
+// b owns Z's columns [b Cols, (b + 1) Cols).
+template <int Cols>
+__global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
+    band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
+                       const double* __restrict__ wbase, int ldv, double* __restrict__ z, index_t ldz, index_t n,
+                       index_t m) {
+  constexpr int kCols = Cols, kLd = row_stride(Cols);
+  extern __shared__ double shared[];
+  double* const zs = shared;                // the window: row r in slot r % kSlots, kLd doubles a slot
+  double* const xs = shared + kSlots * kLd;  // X = V^T Zw, kSigma rows
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, q = lane >> 2, t = lane & 3;
+  const index_t c0 = index_t(blockIdx.x) * kCols;
+  const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
+  double* const zt = z + c0 * ldz;
+  const auto slot = [](index_t r) { return static_cast<int>(r & (kSlots - 1)); };
+  for (int i = tid; i < kSlots * kLd; i += kThreads) zs[i] = 0.0;
+  // Rows [from, to) of the window back to Z (rows past n are not Z's).
+  const auto flush = [&](index_t from, index_t to) {
+    const int rows = static_cast<int>((to < n ? to : n) - from);
+    for (int i = tid; i < rows * cols; i += kThreads) {
+      const int r = i % rows, c = i / rows;  // consecutive threads, consecutive rows: coalesced
+      zt[from + r + c * ldz] = zs[slot(from + r) * kLd + c];
+    }
+  };
+  // Loads in batches of 16 per thread, all issued before the first store,
+  // so a thread waits out the memory latency once per batch, not per entry.
+  const auto load = [&](index_t from, index_t to) {
+    const int rows = static_cast<int>(to - from), total = rows * kCols;
+    for (int base = 0; base < total; base += 16 * kThreads) {
+      double buf[16];
+#pragma unroll
+      for (int u = 0; u < 16; ++u) {
+        const int i = base + u * kThreads + tid, r = i % rows, c = i / rows;
+        buf[u] = (i < total && from + r < n && c < cols) ? zt[from + r + c * ldz] : 0.0;
+      }
+#pragma unroll
+      for (int u = 0; u < 16; ++u) {
+        const int i = base + u * kThreads + tid;
+        if (i < total) zs[slot(from + i % rows) * kLd + i / rows] = buf[u];
+      }
+    }
+  };
+  index_t lo = 0, hi = 0;  // the window holds rows [lo, hi)
+  __syncthreads();
+  for (index_t e = 0; e < count; ++e) {
+    const BandBlock blk = list[e];
+    const index_t r0 = blk.row0, end = r0 + ldv;
+    // Rows above the block leave (all of them when the block is not ahead of
+    // the window: a new group); then the block's missing rows enter.
+    if (r0 < lo || r0 >= hi) {
+      flush(lo, hi);
+      lo = hi = r0;
+    } else {
+      flush(lo, r0);
+      lo = r0;
+    }
+    __syncthreads();  // a leaving row's slot may be an entering row's
+    if (end > hi) {
+      load(hi, end);
+      hi = end;
+    }
+    __syncthreads();
+    const double* const v = vbase + blk.q * index_t(ldv) * kSigma;
+    const double* const w = wbase + blk.q * index_t(ldv) * kSigma;
+
+    // X = V^T Zw. Warp: X rows j0 .. j0 + 15 (two 8-row tiles) and columns
+    // n0 .. n0 + 63 (eight tiles). V(:, j) lives in rows [j, j + 64), so the
+    // warp's products need window rows [j0, j0 + 79) only.
+    {
+      constexpr int tiles = kCols / 16;  // 8-column tiles of each warp
+      const int j0 = 16 * (warp >> 1), n0 = (kCols / 2) * (warp & 1);
+      double acc[2][tiles][2];
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int i = 0; i < tiles; ++i) acc[mt][i][0] = acc[mt][i][1] = 0.0;
+      // 20 steps of k = 4 window rows (j0 + 79 <= 127); the warp's V
+      // fragments are loaded first, all at once (one L2 latency, not 20).
+      double av[20][2];
+#pragma unroll
+      for (int s = 0; s < 20; ++s) {
+        const int kr = j0 + 4 * s + t;  // this lane's k: a window row of the block
+        av[s][0] = kr < ldv ? v[kr + (j0 + q) * ldv] : 0.0;
+        av[s][1] = kr < ldv ? v[kr + (j0 + 8 + q) * ldv] : 0.0;
+      }
+#pragma unroll
+      for (int s = 0; s < 20; ++s) {
+        const double* const zrow = zs + slot(r0 + j0 + 4 * s + t) * kLd + n0 + q;  // B(t, q) = Zw(k, n0 + 8 i + q)
+#pragma unroll
+        for (int i = 0; i < tiles; ++i) {
+          const double b = zrow[8 * i];
+          mma_16x8x4(acc[0][i], acc[1][i], av[s][0], av[s][1], b);
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int i = 0; i < tiles; ++i) {
+          double* const x = xs + (j0 + 8 * mt + q) * kLd + n0 + 8 * i + 2 * t;
+          x[0] = acc[mt][i][0];
+          x[1] = acc[mt][i][1];
+        }
+    }
+    __syncthreads();
+
+    // Zw -= W X. Warp: window rows m0 .. m0 + 15 (two tiles), all 128
+    // columns (16 tiles). W = V T has W(r, j) = 0 for r >= j + 64, so rows
+    // from m0 need only j > m0 - 64.
+    {
+      constexpr int tiles = kCols / 8;
+      const int m0 = 16 * warp;
+      double acc[2][tiles][2];
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int i = 0; i < tiles; ++i) {
+          const double* const zr = zs + slot(r0 + m0 + 8 * mt + q) * kLd + 8 * i + 2 * t;
+          acc[mt][i][0] = zr[0];
+          acc[mt][i][1] = zr[1];
+        }
+      const int ra = m0 + q, rb = m0 + 8 + q;
+      const int k_begin = m0 > 64 ? ((m0 - 63) & ~3) : 0;
+      // Two halves of 8 steps of k = 4 columns of W, each half's W
+      // fragments loaded first, all at once.
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        double aw[8][2];
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+          const int kk = 32 * h + 4 * s + t;
+          const bool used = 32 * h + 4 * s >= k_begin;
+          aw[s][0] = used && ra < ldv ? -w[ra + kk * ldv] : 0.0;
+          aw[s][1] = used && rb < ldv ? -w[rb + kk * ldv] : 0.0;
+        }
+#pragma unroll
+        for (int s = 0; s < 8; ++s) {
+          if (32 * h + 4 * s < k_begin) continue;
+          const double* const xrow = xs + (32 * h + 4 * s + t) * kLd + q;  // B(t, q) = X(k, 8 i + q)
+#pragma unroll
+          for (int i = 0; i < tiles; ++i) {
+            const double b = xrow[8 * i];
+            mma_16x8x4(acc[0][i], acc[1][i], aw[s][0], aw[s][1], b);
+          }
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt) {
+        const int row = m0 + 8 * mt + q;
+        if (row >= ldv) continue;  // the ring slot past the block belongs to row r0 - 1
+#pragma unroll
+        for (int i = 0; i < tiles; ++i) {
+          double* const zr = zs + slot(r0 + row) * kLd + 8 * i + 2 * t;
+          zr[0] = acc[mt][i][0];
+          zr[1] = acc[mt][i][1];
+        }
+      }
+    }
+    __syncthreads();
+  }
+  flush(lo, hi);
+}
+
+}  // namespace
+
+bool band_blocks_supported(const CudaContext& ctx) {
+  const cudaDeviceProp& prop = ctx.space().cuda_device_prop();
+  return prop.major >= 8 && prop.sharedMemPerBlockOptin >= shared_bytes(128);
+}
+
+void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
+                       const double* w, index_t ldv, double* z, index_t ldz, index_t n, index_t m, int columns) {
+  if (columns != 64 && columns != 128)
+    throw InvalidArgument("columns", "apply_band_blocks: tiles of 64 or 128 columns, got " + std::to_string(columns));
+  if (ldv < 1 || ldv > kSlots)
+    throw InvalidArgument("ldv", "apply_band_blocks: blocks need 1 to " + std::to_string(kSlots) + " rows, got " +
+                                     std::to_string(ldv));
+  if (ldz < n) throw InvalidArgument("ldz", "apply_band_blocks: ldz must be >= n");
+  if (!band_blocks_supported(ctx))
+    throw InvalidArgument("space", "apply_band_blocks: needs compute capability 8.0 and " +
+                                       std::to_string(shared_bytes(128)) + " bytes of shared memory per block");
+  if (count == 0 || m == 0 || n == 0) return;
+  const auto launch = [&](auto kernel, int cols) {
+    const size_t bytes = shared_bytes(cols);
+    detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                    static_cast<int>(bytes)));
+    const unsigned tiles = static_cast<unsigned>((m + cols - 1) / cols);
+    kernel<<<tiles, kThreads, bytes, ctx.space().cuda_stream()>>>(list, count, v, w, static_cast<int>(ldv), z, ldz, n, m);
+    detail::check_cuda("band_blocks_kernel launch", cudaGetLastError());
+  };
+  if (columns == 64) launch(band_blocks_kernel<64>, 64);
+  else launch(band_blocks_kernel<128>, 128);
+}
+
+}  // namespace keig::backends::cuda
