@@ -32,31 +32,25 @@ constexpr int kThreads = 256;  // 8 warps
 __host__ __device__ constexpr int row_stride(int cols) { return cols + 4; }
 constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_stride(cols) * sizeof(double); }
 
-// D += A B for an 8 x 8 x 4 tile over a warp (PTX mma.sync m8n8k4 f64). With
-// q = lane / 4, t = lane % 4 a lane holds a = A(q, t), b = B(t, q) and
-// d0, d1 = D(q, 2t), D(q, 2t + 1).
-__device__ __forceinline__ void mma_8x8x4(double& d0, double& d1, double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-      : "+d"(d0), "+d"(d1)
-      : "d"(a), "d"(b));
-#else
-  __trap();  // built for an older target: fail loudly (the host checks the device before launching)
-#endif
-}
-
-// Two such tiles stacked (rows q and 8 + q of A and D) in one instruction:
-// PTX mma.sync m16n8k4 f64 (compute capability 9.0), where a0, a1 = A(q, t),
-// A(8 + q, t), b = B(t, q), d0..d3 = D(q, 2t), D(q, 2t + 1), D(8 + q, 2t),
-// D(8 + q, 2t + 1).
+// D += A B for a 16 x 8 x 4 tile over a warp. With q = lane / 4, t = lane % 4
+// a lane holds a0, a1 = A(q, t), A(8 + q, t), b = B(t, q), top = D(q, 2t),
+// D(q, 2t + 1) and bottom = D(8 + q, 2t), D(8 + q, 2t + 1): PTX mma.sync
+// m16n8k4 f64 on compute capability 9.0, two m8n8k4 (the same fragments
+// for each half) on 8.x.
 __device__ __forceinline__ void mma_16x8x4(double (&top)[2], double (&bottom)[2], double a0, double a1, double b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
       : "+d"(top[0]), "+d"(top[1]), "+d"(bottom[0]), "+d"(bottom[1])
       : "d"(a0), "d"(a1), "d"(b));
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+      : "+d"(top[0]), "+d"(top[1])
+      : "d"(a0), "d"(b));
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+      : "+d"(bottom[0]), "+d"(bottom[1])
+      : "d"(a1), "d"(b));
 #else
-  mma_8x8x4(top[0], top[1], a0, b);
-  mma_8x8x4(bottom[0], bottom[1], a1, b);
+  __trap();  // built for an older target: fail loudly (the host checks the device before launching)
 #endif
 }
 

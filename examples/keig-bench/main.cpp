@@ -461,7 +461,7 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
       by_block.emplace_back(nbq, *std::min_element(t.begin(), t.end()));
     }
     const auto base = std::find_if(by_block.begin(), by_block.end(), [&](const auto& p) {
-      return p.first == std::max<index_t>(b, 128);  // the block of earlier stops
+      return p.first == std::max<index_t>(b, st::ormtr_block_default);  // the block of earlier stops
     });
     for (const auto& [nbq, sec] : by_block) {
       const double rate = cx * 2.0 * double(n) * n * n / sec;

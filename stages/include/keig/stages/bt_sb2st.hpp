@@ -295,9 +295,8 @@ struct BtSb2stTuning {
   // window_columns (64 or 128) columns of Z's block rows in shared memory
   // and walks the batch's blocks group by group
   // (backends::cuda::apply_band_blocks), instead of two batched gemms per
-  // wave. Elsewhere the batched gemms run. keig-bench --suite bt_sb2st --fold-t 1,2,3
-  // (H200, n = m = 16384: 0.675 s with 64 columns, 0.869 s with 128, 0.994 s
-  // for the gemms; n = m = 8192, 128 tiles of 64: 0.155 s against 0.135 s).
+  // wave. Elsewhere the batched gemms run. Measured with keig-bench --suite
+  // bt_sb2st --fold-t 1,2,3; where keig uses it: bt_sb2st_default_tuning.
   bool window_apply = false;
   int window_columns = 64;
   // Benchmark only (keig-bench --suite bt_sb2st): form V and T (and W) per
@@ -357,8 +356,9 @@ inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
     throw InvalidArgument("waves_per_batch", "bt_sb2st: waves per batch must be >= 1, got " +
                                                  std::to_string(tuning.waves_per_batch));
   if (tuning.window_columns != 64 && tuning.window_columns != 128)
-    throw InvalidArgument("window_columns", "bt_sb2st: the window apply takes 64 or 128 columns per thread block, got " +
-                                                std::to_string(tuning.window_columns));
+    throw InvalidArgument("window_columns",
+                          "bt_sb2st: the window apply takes 64 or 128 columns per thread block, got " +
+                              std::to_string(tuning.window_columns));
 }
 
 // Level-0 team scratch of the T-factor kernels for sigma (the larger of the
@@ -546,7 +546,10 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
         return entries[a].group != entries[b2].group ? entries[a].group > entries[b2].group
                                                       : entries[a].step < entries[b2].step;
       });
-      for (index_t i = first; i < end; ++i) band_h(i) = BandBlock{order[i - first] - first, entries[order[i - first]].row0};
+      for (index_t i = first; i < end; ++i) {
+        const index_t e = order[i - first];
+        band_h(i) = BandBlock{e - first, entries[e].row0};
+      }
     }
     Kokkos::deep_copy(space, band_list, band_h);
     space.fence();  // band_h is a local mirror

@@ -4,11 +4,11 @@
 // eigenvector matrix kept on the execution space. The O(n^3) part, the merge
 // products Q <- Q S, runs as gemm where Q lives, and so do the secular roots
 // (stages/secular); the host does only O(n)-sized bookkeeping per merge
-// (deflation) and the leaves (?steqr on concurrent host threads). Only d, e and per merge a few
-// O(m) vectors cross between host and device; S (k x k) is built on the
-// device from the roots, one column panel at a time. Seed 002 §4.2 names
-// the tridiagonal solver as the stage that must follow the reduction onto
-// the accelerator.
+// (deflation) and the leaves (?steqr on concurrent host threads). Only d, e
+// and per merge a few O(m) vectors cross between host and device; S (k x k)
+// is built on the device from the roots, one column panel at a time. Seed
+// 002 §4.2 names the tridiagonal solver as the stage that must follow the
+// reduction onto the accelerator.
 //
 // A merge of the halves T1 (n1) and T2 (n2) of a block, torn at beta = e(n1 - 1):
 //   T = diag(T1 - |beta| e_last e_last^T, T2 - |beta| e_1 e_1^T) + |beta| v v^T,

@@ -7,9 +7,10 @@
 // exploits the symmetry of A and C: per block column of width nb a small
 // diagonal-block step (LAPACK ?hegs2) and then trsm + hemm + her2k + hemm
 // (type 1; the block columns' final solves with the trailing triangle of L
-// are deferred to one forward substitution of gemms after the loop) or trmm +
-// hemm + her2k + hemm + trmm (types 2, 3), about n^3 flops in all -- half the 2 n^3 of forming L^{-1} A L^{-H} with two full
-// triangular solves (seed 002 §5.2.2, eqs. (5.8)-(5.9): two TRSMs, 2 n^3).
+// are deferred to one forward substitution of gemms after the loop) or
+// trmm + hemm + her2k + hemm + trmm (types 2, 3), about n^3 flops in all --
+// half the 2 n^3 of forming L^{-1} A L^{-H} with two full triangular solves
+// (seed 002 §5.2.2, eqs. (5.8)-(5.9): two TRSMs, 2 n^3).
 // Nearly all flops are vendor BLAS-3 on ctx.space() (cuBLAS on the
 // instance's stream, OpenBLAS on hosts); nothing is copied between host and
 // device and nothing is fenced (host BLAS calls fence their own instance).
@@ -90,15 +91,13 @@ void sygst_finish_block_columns(const backends::Context<ExecSpace>& ctx, const M
   using backends::Op;
   using backends::Side;
   const index_t n = a.extent(0);
-  const auto sub = [](const Matrix<T, ExecSpace>& m, index_t r0, index_t r1, index_t c0, index_t c1) {
-    return Matrix<T, ExecSpace>(Kokkos::subview(m, std::make_pair(r0, r1), std::make_pair(c0, c1)));
-  };
   for (index_t i = nb; i < n; i += nb) {
     const index_t i2 = nb < n - i ? i + nb : n;
-    const Matrix<T, ExecSpace> Xi = sub(a, i, i2, 0, i);
-    backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), sub(l, i, i2, i, i2), Xi);
+    const Matrix<T, ExecSpace> Xi = block(a, i, i2, 0, i);
+    backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), block(l, i, i2, i, i2), Xi);
     if (i2 < n)
-      backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), sub(l, i2, n, i, i2), Xi, T(1), sub(a, i2, n, 0, i));
+      backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), block(l, i2, n, i, i2), Xi, T(1),
+                        block(a, i2, n, 0, i));
   }
 }
 
@@ -133,19 +132,16 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
   if (n > 0 && a.data() == l.data()) throw InvalidArgument("L", "sygst: L must not alias A");
   if (nb == 0) nb = sygst_block_default<ExecSpace>;
   if (n == 0) return;
-  const auto sub = [](const Matrix<T, ExecSpace>& m, index_t r0, index_t r1, index_t c0, index_t c1) {
-    return Matrix<T, ExecSpace>(Kokkos::subview(m, std::make_pair(r0, r1), std::make_pair(c0, c1)));
-  };
 
   if (type == GeneralizedType::AxLBx) {
     // LAPACK ?hegst, itype = 1, lower: left to right.
     for (index_t k = 0; k < n; k += nb) {
       const index_t kb = nb < n - k ? nb : n - k, k2 = k + kb;
-      const Matrix<T, ExecSpace> A11 = sub(a, k, k2, k, k2), L11 = sub(l, k, k2, k, k2);
+      const Matrix<T, ExecSpace> A11 = block(a, k, k2, k, k2), L11 = block(l, k, k2, k, k2);
       detail::sygst_diagonal_block<T, ExecSpace>(ctx, true, A11, L11);
       if (k2 < n) {
-        const Matrix<T, ExecSpace> A21 = sub(a, k2, n, k, k2), L21 = sub(l, k2, n, k, k2);
-        const Matrix<T, ExecSpace> A22 = sub(a, k2, n, k2, n), L22 = sub(l, k2, n, k2, n);
+        const Matrix<T, ExecSpace> A21 = block(a, k2, n, k, k2), L21 = block(l, k2, n, k, k2);
+        const Matrix<T, ExecSpace> A22 = block(a, k2, n, k2, n);
         backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), L11, A21);
         backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
         backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), A21, L21, R(1), A22);
@@ -162,10 +158,10 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
     // C's; each step extends it by kb rows and columns.
     for (index_t k = 0; k < n; k += nb) {
       const index_t kb = nb < n - k ? nb : n - k, k2 = k + kb;
-      const Matrix<T, ExecSpace> A11 = sub(a, k, k2, k, k2), L11 = sub(l, k, k2, k, k2);
+      const Matrix<T, ExecSpace> A11 = block(a, k, k2, k, k2), L11 = block(l, k, k2, k, k2);
       if (k > 0) {
-        const Matrix<T, ExecSpace> A10 = sub(a, k, k2, 0, k), L10 = sub(l, k, k2, 0, k);
-        const Matrix<T, ExecSpace> A00 = sub(a, 0, k, 0, k), L00 = sub(l, 0, k, 0, k);
+        const Matrix<T, ExecSpace> A10 = block(a, k, k2, 0, k), L10 = block(l, k, k2, 0, k);
+        const Matrix<T, ExecSpace> A00 = block(a, 0, k, 0, k), L00 = block(l, 0, k, 0, k);
         backends::trmm<T>(ctx, Side::Right, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), L00, A10);
         backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(R(0.5)), A11, L10, T(1), A10);
         backends::syr2k<T>(ctx, Uplo::Lower, Op::ConjTrans, T(1), A10, L10, R(1), A00);

@@ -60,6 +60,12 @@ View columns(const View& a, index_t first, index_t count) {
   return Kokkos::subview(a, Kokkos::ALL(), std::make_pair(first, first + count));
 }
 
+// Rows [r0, r1) and columns [c0, c1) of a matrix (a view of the same type, no copy).
+template <class View>
+View block(const View& a, index_t r0, index_t r1, index_t c0, index_t c1) {
+  return Kokkos::subview(a, std::make_pair(r0, r1), std::make_pair(c0, c1));
+}
+
 // Keeps a scalar parameter out of template argument deduction, so that
 // gemm(ctx, ..., 1.0, A, ...) works for complex A.
 template <class T>
