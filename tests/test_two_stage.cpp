@@ -480,6 +480,44 @@ TYPED_TEST(Sb2st, TiledAndGlobalKernelsAgree) {
   }
 }
 
+// Bands wider than 64: the tiled team (ceil(b/4)^2 = 1024 threads for
+// b = 65) may not fit the kernel's registers. The default kernel must still
+// reduce the band (falling back to the global one), and an explicit tiled
+// or persistent request either runs correctly or is refused with
+// InvalidArgument naming the kernel, never a launch error.
+TYPED_TEST(Sb2st, WideBandsReduceOrRefuseTiles) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  std::mt19937_64 rng(29);
+  for (index_t b : {index_t(65), index_t(100)}) {
+    const index_t n = 2 * b + 37;
+    const HostMatrix<T> full = random_band<T>(n, b, rng);
+    const auto a = to_space(full);
+    for (auto kernel : {stages::Sb2stKernel::Auto, stages::Sb2stKernel::Tiled, stages::Sb2stKernel::Persistent}) {
+      SCOPED_TRACE("sb2st wide band n=" + std::to_string(n) + " b=" + std::to_string(b) +
+                   " kernel=" + std::to_string(static_cast<int>(kernel)));
+      SpaceMatrix<T> ab("ab", stages::sb2st_band_rows(b), n), store("store", n, n);
+      SpaceVector<R> d("d", n), e("e", n);
+      SpaceVector<T> work("work", stages::sb2st_workspace_size(n, b));
+      stages::dense_to_band<T, Space>(Space(), to_matrix<Space>(a), b, to_matrix<Space>(ab));
+      try {
+        stages::sb2st<T, Space>(Space(), b, to_matrix<Space>(ab), to_vector<Space>(d), to_vector<Space>(e),
+                                to_matrix<Space>(store), to_vector<Space>(work), kernel);
+      } catch (const InvalidArgument& error) {
+        EXPECT_NE(kernel, stages::Sb2stKernel::Auto) << error.what();
+        EXPECT_EQ(error.argument(), "kernel") << error.what();
+        continue;
+      }
+      auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+      stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q));
+      Kokkos::fence();
+      const auto qh = to_host(q);
+      EXPECT_LE(similarity_error(full, qh, tridiagonal_matrix<T>(to_host(d), to_host(e))), kContract);
+      EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+    }
+  }
+}
+
 TYPED_TEST(Sb2st, RejectsShortBandStorage) {
   using T = TypeParam;
   using R = real_t<T>;

@@ -37,7 +37,7 @@ struct Args {
 [[noreturn]] void usage(const std::string& error) {
   std::cerr << "keig-solve: " << error << "\n"
             << "usage: keig-solve [--matrix KIND | --file A.mtx] [--n N] [--type double|float|cdouble|cfloat]\n"
-            << "                  [--method auto|vendor|one-stage|two-stage] [--values-only]\n"
+            << "                  [--method auto|vendor|one-stage|two-stage] [--band B] [--values-only]\n"
             << "                  [--range all|index:IL:IU|value:VL:VU] [--uplo lower|upper]\n"
             << "                  [--solver auto|dc|mrrr|bisection] [--generalized] [--b-condition C]\n"
             << "                  [--space device|host] [--seed S] [--no-check] [--json]\n"
@@ -88,6 +88,8 @@ Args parse(int argc, char** argv) {
         else if (m == "one-stage") a.options.method = keig::Method::OneStage;
         else if (m == "two-stage") a.options.method = keig::Method::TwoStage;
         else usage("--method must be auto, vendor, one-stage or two-stage");
+      } else if (k == "--band") {
+        a.options.band_width = std::stoi(value());  // two-stage half-bandwidth; keig validates it
       } else if (k == "--solver") {
         const auto s = value();
         if (s == "auto") a.options.tridiagonal_solver = keig::TridiagonalSolver::Auto;

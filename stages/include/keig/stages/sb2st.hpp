@@ -293,6 +293,18 @@ struct BulgeChaseTiled {
            scratch_bytes(b) + 512 <= 48 * 1024;
   }
 
+  // Whether both launches (wave and persistent) accept a team of
+  // team_size(b) threads with this kernel's registers and scratch.
+  static bool launchable(const ExecSpace& space, const BulgeChaseTiled& tiles, index_t b) {
+    const auto fits = [&](auto tag) {
+      using Tag = decltype(tag);
+      const auto policy = Kokkos::TeamPolicy<ExecSpace, Tag>(space, 1, 1).set_scratch_size(
+          0, Kokkos::PerTeam(scratch_bytes(b)));
+      return policy.team_size_max(tiles, Kokkos::ParallelForTag()) >= static_cast<int>(team_size(b));
+    };
+    return fits(WaveTag()) && fits(PersistentTag());
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(WaveTag, const Team& team) const {
     const index_t s = s_hi - team.league_rank();
     const index_t k = t - 2 * s;
@@ -502,16 +514,20 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
     using Global = detail::BulgeChase<T, ExecSpace>;
     using Tiled = detail::BulgeChaseTiled<T, ExecSpace>;
     const bool wants_tiles = kernel == Sb2stKernel::Tiled || kernel == Sb2stKernel::Persistent;
-    if (wants_tiles && !Tiled::available(b))
-      throw InvalidArgument("kernel", "sb2st: the tiled and persistent kernels run on GPU execution spaces with "
-                                      "b <= 128 (a team of ceil(b/4)^2 threads); b = " + std::to_string(b));
-    const bool persistent =
-        kernel == Sb2stKernel::Persistent || (kernel == Sb2stKernel::Auto && Tiled::available(b));
-    const bool tiled = kernel == Sb2stKernel::Tiled;
     const index_t slots = sb2st_ring_slots(n, b), kmax = sb2st_steps(n, b, 0) - 1;
     Global global{ab, e, reflectors, work, n, b, 0, 0, slots};
     int* const progress = reinterpret_cast<int*>(work.data() + slots * (b + 1));
     Tiled tiles{ab, e, reflectors, work, n, b, 0, 0, slots, static_cast<int>(Tiled::grid(b)), progress, 1};
+    // The tiled team must also fit the compiled kernel's registers: for
+    // b > 64 it has 1024 threads, more than a multiprocessor can hold at the
+    // kernel's register count (Kokkos would refuse the launch).
+    const bool tiles_fit = Tiled::available(b) && Tiled::launchable(space, tiles, b);
+    if (wants_tiles && !tiles_fit)
+      throw InvalidArgument("kernel", "sb2st: the tiled and persistent kernels run on GPU execution spaces with a "
+                                      "team of ceil(b/4)^2 threads that the device can launch (b <= 64 on sm_90); "
+                                      "b = " + std::to_string(b));
+    const bool persistent = kernel == Sb2stKernel::Persistent || (kernel == Sb2stKernel::Auto && tiles_fit);
+    const bool tiled = kernel == Sb2stKernel::Tiled;
     const index_t team = backends::is_cuda_space_v<ExecSpace> ? (b < 32 ? 32 : (b > 128 ? 128 : b)) : 1;
     if (persistent)
       Kokkos::parallel_for(
