@@ -74,15 +74,18 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
       for (Uplo uplo : {Uplo::Lower, Uplo::Upper})
       for (stages::Sy2sbUpdate update :
            {stages::Sy2sbUpdate::Symmetric, stages::Sy2sbUpdate::Full, stages::Sy2sbUpdate::Blocked})
-      for (stages::Sy2sbPanel panel : panels) {
+      for (stages::Sy2sbPanel panel : panels)
+      for (index_t group : {index_t(1), index_t(2), index_t(3), index_t(4)}) {
         // Blocked: block columns of 2b + 1 (not a multiple of b), so the
-        // block boundaries move relative to the panels.
+        // block boundaries move relative to the panels. Groups of 1 to 4
+        // panels per update: whole and part groups at the end of the matrix.
         const index_t block = update == stages::Sy2sbUpdate::Blocked ? 2 * b + 1 : 0;
         SCOPED_TRACE(describe("sy2sb", n, uplo) + " b=" + std::to_string(b) +
                      (update == stages::Sy2sbUpdate::Full      ? " full"
                       : update == stages::Sy2sbUpdate::Blocked ? " blocked nb=" + std::to_string(block)
                                                                : " symmetric") +
-                     (panel == stages::Sy2sbPanel::Vendor ? " vendor panel" : " keig panel"));
+                     (panel == stages::Sy2sbPanel::Vendor ? " vendor panel" : " keig panel") +
+                     " group=" + std::to_string(group));
         const auto problem = generate<T>(MatrixKind::Random, n, n + 7);
         HostMatrix<T> input("input", n, n);
         for (index_t j = 0; j < n; ++j)
@@ -90,9 +93,11 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
             input(i, j) = (uplo == Uplo::Lower ? i >= j : i <= j) ? problem.a(i, j)
                                                                    : T(std::numeric_limits<real_t<T>>::quiet_NaN());
         auto a = to_space(input);
-        SpaceVector<T> tau("tau", n), work("work", stages::sy2sb_workspace_size<T, Space>(n, b));
+        SpaceVector<T> tau("tau", n), work("work", stages::sy2sb_workspace_size<T, Space>(n, b, group));
+        stages::Sy2sbOptions options{update, block, panel};
+        options.group = group;
         stages::sy2sb<T, Space>(ctx, uplo, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
-                                stages::Sy2sbOptions{update, block, panel});
+                                options);
         auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
         SpaceVector<T> owork("owork", stages::ormtr_workspace_size<T, Space>(n, n, 16));
         stages::bt_sy2sb<T, Space>(ctx, to_matrix<Space>(a), b, to_vector<Space>(tau), to_matrix<Space>(q),
@@ -139,6 +144,16 @@ TYPED_TEST(Sy2sb, RejectsBadArguments) {
   expect_refused("b", [&] { call(0, work, 0); });
   expect_refused("work", [&] { call(b, short_work, 0); });
   expect_refused("block", [&] { call(b, work, -1); });
+  const auto call_group = [&](index_t group) {
+    stages::Sy2sbOptions options;
+    options.group = group;
+    stages::sy2sb<T, Space>(ctx, Uplo::Lower, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
+                            options);
+  };
+  expect_refused("group", [&] { call_group(-1); });
+  // The workspace was sized for the default group: four times as many
+  // panels per update need more of it.
+  expect_refused("work", [&] { call_group(4 * stages::sy2sb_group<Space>(0)); });
   Kokkos::fence();
   const auto ah = to_host(a);
   for (index_t j = 0; j < n; ++j)

@@ -12,6 +12,7 @@
 //              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,2,3]
 //              [--batches 1,8]
 //                                            (bt_sb2st block shapes; suite bt_sb2st only, not in "all")
+//              [--groups 1,2,4]              (sy2sb: panels per trailing update; suite sy2sb only)
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 #include <algorithm>
@@ -54,6 +55,7 @@ struct Args {
   std::vector<std::string> t_factors = {"gram"};
   std::vector<int> fold_t = {0, 1};
   std::vector<index_t> batches = {8};  // bt_sb2st waves per T-factor batch
+  std::vector<index_t> groups;         // sy2sb suite: panels per update to time besides the default (and 1)
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -72,7 +74,7 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--solver auto|dc|mrrr|bisection]\n"
                "                  [--symv-segments S1,S2,...]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,2,3]\n"
-               "                  [--batches B1,B2,...]\n",
+               "                  [--batches B1,B2,...] [--groups G1,G2,...]\n",
                error.c_str());
   std::exit(2);
 }
@@ -407,15 +409,21 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
   for (index_t n : args.sizes) {
     auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
     auto tau = keig::allocate_vector<T>(space, "keig::bench::tau", n);
-    auto work = keig::allocate_vector<T>(space, "keig::bench::work", st::sy2sb_workspace_size<T, Space>(n, b));
-    auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel, bool panels_only = false) {
+    // Panels per update: the default, one (the earlier default) and --groups.
+    std::vector<index_t> groups{st::sy2sb_group<Space>(0), 1};
+    for (index_t g : args.groups)
+      if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+    auto work = keig::allocate_vector<T>(
+        space, "keig::bench::work",
+        st::sy2sb_workspace_size<T, Space>(n, b, *std::max_element(groups.begin(), groups.end())));
+    auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel, bool panels_only = false, index_t group = 0) {
       std::vector<double> t;
       for (int r = 0; r < 3; ++r) {
         fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
         space.fence();
         Kokkos::Timer timer;
         st::sy2sb<T, Space>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(a), keig::Vector<T, Space>(tau),
-                            keig::Vector<T, Space>(work), b, st::Sy2sbOptions{update, 0, panel, panels_only});
+                            keig::Vector<T, Space>(work), b, st::Sy2sbOptions{update, 0, panel, panels_only, group});
         space.fence();
         if (r > 0) t.push_back(timer.seconds());  // the first run warms up
       }
@@ -440,6 +448,16 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
                   keig_s - panels, share(keig_s - panels), share(blocked), blocked, share(full), share(symmetric),
                   symmetric);
     rows.push_back({n, "sy2sb", "sy2sb full, geqrf", buf, keig_s, full});
+    // The default update and panel with g panels per update, against one.
+    std::vector<std::pair<index_t, double>> by_group;
+    for (index_t g : groups)
+      by_group.emplace_back(g, g == groups[0] ? keig_s : time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, g));
+    const double one = std::find_if(by_group.begin(), by_group.end(), [](const auto& p) { return p.first == 1; })->second;
+    for (const auto& [g, sec] : by_group) {
+      std::snprintf(buf, sizeof buf, "%lld panels per update: %.0f%% of gemm (updates %.3f s)", (long long)g,
+                    share(sec), sec - panels);
+      rows.push_back({n, "sy2sb group=" + std::to_string(g), "sy2sb group=1", buf, sec, one});
+    }
     // bt_sy2sb on these reflectors, Z := Q1 Z for n columns, by reflectors
     // per compact-WY block (the solvers use bt_sy2sb_block(b)):
     // each block is two gemms with inner size nb or n - first.
@@ -1037,6 +1055,12 @@ int main(int argc, char** argv) {
     } else if (k == "--batches") {
       args.batches.clear();
       for (const auto& v : split(value())) args.batches.push_back(std::stoll(v));
+    } else if (k == "--groups") {
+      args.groups.clear();
+      for (const auto& v : split(value())) {
+        args.groups.push_back(std::stoll(v));
+        if (args.groups.back() < 1) usage("--groups takes panel counts >= 1");
+      }
     } else if (k == "--fold-t") {
       args.fold_t.clear();
       for (const auto& v : split(value())) args.fold_t.push_back(std::stoi(v));

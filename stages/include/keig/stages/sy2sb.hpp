@@ -13,6 +13,15 @@
 // T^H V^H A22 V T is Hermitian, one rank-2b update replaces two one-sided
 // applications (seed 003 eq. for W).
 //
+// Groups of g panels share one trailing update. Panel j of a group starts
+// from the matrix as the group found it: its b columns first get the
+// group's earlier updates, A(:, cols) -= V_e W_e(cols)^H + W_e V_e(cols)^H
+// ([V_e W_e]: the earlier panels' reflectors and W's), and its product is
+// corrected the same way, X = A_j V - V_e (W_e^H V) - W_e (V_e^H V), with
+// skinny gemms of inner size at most (g-1) b. The group then updates the
+// trailing matrix once, A -= [V_e W_e] [W_e V_e]^H with inner size 2gb
+// (the delayed update of LAPACK's ?latrd, one level up).
+//
 // Full variant: both triangles of A22 are kept, so the two products are
 // plain gemms, X = A22 V and A22 -= [V W] [W V]^H with inner dimension 2b: 1.5x the flops of symm + syr2k, at the vendor's gemm speed
 // (keig-bench --suite sy2sb times both against the dgemm rate; seed 003
@@ -40,6 +49,7 @@
 #include "keig/backends/lapack.hpp"
 #include "keig/stages/panel_qr.hpp"
 #include "keig/stages/sytrd.hpp"
+#include "keig/views/matrix.hpp"
 
 namespace keig::stages {
 
@@ -71,6 +81,21 @@ inline index_t sy2sb_block_columns(index_t n, index_t b) {
 // it is available.
 enum class Sy2sbPanel { Auto, Vendor, Keig };
 
+// Panels per trailing update (Sy2sbOptions::group): g panels are factored
+// one after the other with the trailing matrix left as it was at the start
+// of the group, each panel's columns and each X made current by the earlier
+// panels' (V, W) of the group, and then one update of rank 2gb. The same
+// flops; the update's gemms have an inner size of 2gb instead of 2b, and
+// the trailing matrix is read and written once per g panels instead of once
+// per panel. Tuned per backend with keig-bench --suite sy2sb --groups:
+// H200, 1 -> 4 panels: sy2sb 0.317 -> 0.281 s at n = 16384, 1.72 -> 1.47 s
+// at 32768 (2 and 3 in between); 2 cores, b = 32: 2 panels about as fast
+// as 1 at n = 2000 and 1.18x at 4000, 4 slower at 2000 (0.94x).
+template <class ExecSpace>
+struct Sy2sbGroup {
+  static constexpr index_t default_panels = backends::is_cuda_space_v<ExecSpace> ? 4 : 2;
+};
+
 struct Sy2sbOptions {
   Sy2sbUpdate update = Sy2sbUpdate::Auto;
   index_t block = 0;  // Blocked update's block-column width (0: sy2sb_block_columns)
@@ -79,13 +104,21 @@ struct Sy2sbOptions {
   // of the input as it stands and skip all trailing-matrix products, so the
   // time is the panels' share of a full run. A is not reduced.
   bool panels_only = false;
+  index_t group = 0;  // panels per trailing update (0: Sy2sbGroup's default)
 };
 
-// Workspace of sy2sb (elements of T): [V X] and [X V] (n x 2b each), S and
-// T (b x b each), panel_qr's partial sums.
+template <class ExecSpace>
+index_t sy2sb_group(index_t group) {
+  return group > 0 ? group : Sy2sbGroup<ExecSpace>::default_panels;
+}
+
+// Workspace of sy2sb (elements of T) for g panels per update: [V W] and
+// [W V] (n x 2gb each), S and T (b x b each), the group's corrections
+// (2 gb x b) and panel_qr's partial sums.
 template <class T, class ExecSpace>
-index_t sy2sb_workspace_size(index_t n, index_t b) {
-  return 4 * n * b + 2 * b * b + panel_qr_workspace_size();
+index_t sy2sb_workspace_size(index_t n, index_t b, index_t group = 0) {
+  const index_t g = sy2sb_group<ExecSpace>(group);
+  return 4 * n * g * b + 2 * b * b + 2 * g * b * b + panel_qr_workspace_size();
 }
 
 // Reduces A (n x n, `uplo` triangle) to band form. tau: n entries at least.
@@ -98,13 +131,17 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   using backends::Diag;
   using backends::Op;
   using backends::Side;
+  using Mat = Matrix<T, ExecSpace>;
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
   if (static_cast<index_t>(a.extent(1)) != n) throw InvalidArgument("A", "sy2sb: A must be square");
   if (b < 1) throw InvalidArgument("b", "sy2sb: the half-bandwidth must be >= 1, got " + std::to_string(b));
   if (static_cast<index_t>(tau.extent(0)) < n) throw InvalidArgument("tau", "sy2sb: needs n entries");
-  if (static_cast<index_t>(work.extent(0)) < sy2sb_workspace_size<T, ExecSpace>(n, b))
-    throw InvalidArgument("work", "sy2sb: needs sy2sb_workspace_size(n, b) entries");
+  if (options.group < 0)
+    throw InvalidArgument("group", "sy2sb: panels per update must be >= 0, got " + std::to_string(options.group));
+  const index_t group = sy2sb_group<ExecSpace>(options.group);
+  if (static_cast<index_t>(work.extent(0)) < sy2sb_workspace_size<T, ExecSpace>(n, b, group))
+    throw InvalidArgument("work", "sy2sb: needs sy2sb_workspace_size(n, b, group) entries");
   const Sy2sbUpdate update = options.update;
   if (options.block < 0)
     throw InvalidArgument("block", "sy2sb: the block-column width must be >= 0, got " + std::to_string(options.block));
@@ -120,82 +157,115 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   const index_t nb = options.block > 0 ? options.block : sy2sb_block_columns(n, b);
   if (full || blocked) detail::mirror_full_hermitian(space, a, uplo);
   else if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
-  // vx = [V X] with X starting at column k of the panel (so [V W] is one
-  // matrix), xv = [W V] for the Full and Blocked updates.
+  // vw_all = [V_0 .. V_{g-1} W_0 .. W_{g-1}], rows relative to the group's
+  // first trailing row; wv_all = [W.. V..] for the gemm updates.
   T* p = work.data();
-  const Matrix<T, ExecSpace> vx_all(p, n, 2 * b), xv_all(p + 2 * n * b, n, 2 * b);
-  const Matrix<T, ExecSpace> s_all(p + 4 * n * b, b, b), t_all(p + 4 * n * b + b * b, b, b);
-  const Vector<T, ExecSpace> qr_work(p + 4 * n * b + 2 * b * b, panel_qr_workspace_size());
+  const index_t gb = group * b;
+  const Mat vw_all(p, n, 2 * gb), wv_all(p + 2 * n * gb, n, 2 * gb);
+  p += 4 * n * gb;
+  const Mat s_all(p, b, b), t_all(p + b * b, b, b), c_all(p + 2 * b * b, gb, 2 * b);
+  const Vector<T, ExecSpace> qr_work(p + 2 * b * b + 2 * gb * b, panel_qr_workspace_size());
   using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-  for (index_t i = 0; i + b < n; i += b) {
-    const index_t m = n - i - b;         // rows below the band
-    const index_t k = m < b ? m : b;     // reflectors of this panel
-    const auto rows = std::make_pair(i + b, n);
-    const Matrix<T, ExecSpace> panel = Kokkos::subview(a, rows, std::make_pair(i, i + b));
-    const Vector<T, ExecSpace> tau_p = Kokkos::subview(tau, std::make_pair(i, i + k));
-    if (keig_panel) panel_qr<T, ExecSpace>(space, panel, tau_p, qr_work);
-    else backends::geqrf<T>(ctx, panel, tau_p);
-    const auto mrows = std::make_pair(index_t(0), m);
-    const Matrix<T, ExecSpace> V = Kokkos::subview(vx_all, mrows, std::make_pair(index_t(0), k));
-    Kokkos::parallel_for(
-        "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t r, const index_t c) {
-          V(r, c) = r < c ? T(0) : (r == c ? T(1) : panel(r, c));
-        });
-    const Matrix<T, ExecSpace> Tf = Kokkos::subview(t_all, std::make_pair(index_t(0), k), std::make_pair(index_t(0), k));
-    backends::larft<T>(ctx, V, tau_p, Tf);
-    if (options.panels_only) continue;
-    const Matrix<T, ExecSpace> A22 = Kokkos::subview(a, rows, rows);
-    const Matrix<T, ExecSpace> X = Kokkos::subview(vx_all, mrows, std::make_pair(k, 2 * k));
-    const Matrix<T, ExecSpace> S = Kokkos::subview(s_all, std::make_pair(index_t(0), k), std::make_pair(index_t(0), k));
-    // Block columns [c0, c1) of A22: their ends sit at multiples of nb in A's
-    // columns, so a diagonal block stays the same block from panel to panel.
-    const auto block_end = [&](index_t c0) {
-      const index_t g1 = ((i + b + c0) / nb + 1) * nb - (i + b);
-      return g1 < m ? g1 : m;
-    };
+  // X(0:m) = A(first:, first:) V for the trailing matrix from absolute
+  // column `first` (m rows), V m x k.
+  const auto trailing_times = [&](index_t first, const Mat& V, const Mat& X) {
+    const index_t m = n - first;
+    const Mat A22 = block(a, first, n, first, n);
     if (full) {
-      backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), A22, V, T(0), X);  // X = A22 V
+      backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), A22, V, T(0), X);
     } else if (blocked) {
+      // Block columns [c0, c1): their ends sit at multiples of nb in A's
+      // columns, so a diagonal block stays the same block from panel to panel.
       for (index_t c0 = 0, c1; c0 < m; c0 = c1) {
-        c1 = block_end(c0);
-        const auto cols = std::make_pair(c0, c1), below = std::make_pair(c1, m), from = std::make_pair(c0, m);
-        const Matrix<T, ExecSpace> Xc = Kokkos::subview(X, from, Kokkos::ALL);  // X(c0:m) += A22(c0:m, c0:c1) V(c0:c1)
-        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), Matrix<T, ExecSpace>(Kokkos::subview(A22, from, cols)),
-                          Matrix<T, ExecSpace>(Kokkos::subview(V, cols, Kokkos::ALL)), c0 == 0 ? T(0) : T(1), Xc);
+        c1 = std::min(((first + c0) / nb + 1) * nb - first, m);
+        // X(c0:m) += A22(c0:m, c0:c1) V(c0:c1)
+        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), block(A22, c0, m, c0, c1),
+                          block(V, c0, c1, 0, V.extent(1)), c0 == 0 ? T(0) : T(1),
+                          block(X, c0, m, 0, X.extent(1)));
         if (c1 < m)  // X(c0:c1) += A22(c1:m, c0:c1)^H V(c1:m)
-          backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1),
-                            Matrix<T, ExecSpace>(Kokkos::subview(A22, below, cols)),
-                            Matrix<T, ExecSpace>(Kokkos::subview(V, below, Kokkos::ALL)), T(1),
-                            Matrix<T, ExecSpace>(Kokkos::subview(X, cols, Kokkos::ALL)));
+          backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), block(A22, c1, m, c0, c1),
+                            block(V, c1, m, 0, V.extent(1)), T(1), block(X, c0, c1, 0, X.extent(1)));
       }
     } else {
       backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(1), A22, V, T(0), X);
     }
-    backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, X);  // X = X T
-    backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, X, T(0), S);                   // S = V^H X
-    backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
-    backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);              // W = X - V S / 2
-    if (full || blocked) {  // A22 -= [V W] [W V]^H
-      const Matrix<T, ExecSpace> VW = Kokkos::subview(vx_all, mrows, std::make_pair(index_t(0), 2 * k));
-      const Matrix<T, ExecSpace> WV = Kokkos::subview(xv_all, mrows, std::make_pair(index_t(0), 2 * k));
+  };
+  for (index_t i0 = 0; i0 + b < n;) {
+    // The group: panels j = 0.. of columns [i0 + j b, i0 + (j+1) b), rows
+    // from i0 + (j+1) b; rows of vw_all count from base = i0 + b.
+    const index_t base = i0 + b, m1 = n - base;
+    index_t panels = 0, ktot = 0;
+    for (; panels < group && panels * b < m1; ++panels) ktot += std::min(b, m1 - panels * b);
+    const Mat VV = block(vw_all, 0, m1, 0, ktot), WW = block(vw_all, 0, m1, ktot, 2 * ktot);
+    for (index_t j = 0; j < panels; ++j) {
+      const index_t r = j * b, m = m1 - r, k = std::min(b, m), lead = j * b;  // lead: earlier panels' reflectors
+      const index_t col = i0 + j * b;
+      // The panel's columns made current by the group's earlier panels:
+      // A(col:n, col:col+b) -= V W(cols)^H + W V(cols)^H, rows and columns
+      // of the earlier (V, W) from row r - b (the panel's diagonal block).
+      if (j > 0 && !options.panels_only) {
+        const Mat Acol = block(a, col, n, col, col + b);
+        const index_t r0 = r - b;
+        backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(VV, r0, m1, 0, lead),
+                          block(WW, r0, r, 0, lead), T(1), Acol);
+        backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(WW, r0, m1, 0, lead),
+                          block(VV, r0, r, 0, lead), T(1), Acol);
+      }
+      const Mat panel = block(a, col + b, n, col, col + b);
+      const Vector<T, ExecSpace> tau_p = Kokkos::subview(tau, std::make_pair(col, col + k));
+      if (keig_panel) panel_qr<T, ExecSpace>(space, panel, tau_p, qr_work);
+      else backends::geqrf<T>(ctx, panel, tau_p);
+      const Mat V = block(VV, r, m1, lead, lead + k);
       Kokkos::parallel_for(
-          "keig::sy2sb::swap_vw", Policy2(space, {0, 0}, {m, 2 * k}), KOKKOS_LAMBDA(const index_t r, const index_t c) {
-            WV(r, c) = VW(r, c < k ? c + k : c - k);
+          "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t i, const index_t c) {
+            V(i, c) = i < c ? T(0) : (i == c ? T(1) : panel(i, c));
           });
+      const Mat Tf = block(t_all, 0, k, 0, k);
+      backends::larft<T>(ctx, V, tau_p, Tf);
+      if (options.panels_only) continue;
+      // X = A_j V with A_j the trailing matrix as the group's earlier panels
+      // leave it: A_j V - V_e (W_e^H V) - W_e (V_e^H V) (seed 003 §5.2's W,
+      // with the update of A_j deferred).
+      const Mat X = block(WW, r, m1, lead, lead + k);
+      trailing_times(col + b, V, X);
+      if (j > 0) {
+        const Mat Ve = block(VV, r, m1, 0, lead), We = block(WW, r, m1, 0, lead);
+        const Mat C1 = block(c_all, 0, lead, 0, k), C2 = block(c_all, 0, lead, b, b + k);
+        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), We, V, T(0), C1);
+        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), Ve, V, T(0), C2);
+        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), Ve, C1, T(1), X);
+        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), We, C2, T(1), X);
+      }
+      const Mat S = block(s_all, 0, k, 0, k);
+      backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, X);    // X = X T
+      backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, X, T(0), S);                     // S = V^H X
+      backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
+      backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);                // W = X - V S / 2
+    }
+    const index_t last = (panels - 1) * b;  // first row of the last panel's trailing matrix (in vw_all)
+    const index_t first = base + last, m = n - first;
+    i0 += panels * b;
+    if (options.panels_only || m <= 0) continue;
+    // A(first:, first:) -= [V W] [W V]^H over the group's 2 ktot columns.
+    const Mat VW = block(vw_all, last, m1, 0, 2 * ktot);
+    if (full || blocked) {
+      const Mat WV = block(wv_all, last, m1, 0, 2 * ktot);
+      Kokkos::parallel_for(
+          "keig::sy2sb::swap_vw", Policy2(space, {0, 0}, {m, 2 * ktot}),
+          KOKKOS_LAMBDA(const index_t i, const index_t c) { WV(i, c) = VW(i, c < ktot ? c + ktot : c - ktot); });
+      const Mat A22 = block(a, first, n, first, n);
       if (full) {
         backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), VW, WV, T(1), A22);
       } else {
         for (index_t c0 = 0, c1; c0 < m; c0 = c1) {
-          c1 = block_end(c0);
-          const auto cols = std::make_pair(c0, c1), from = std::make_pair(c0, m);
-          backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1),
-                            Matrix<T, ExecSpace>(Kokkos::subview(VW, from, Kokkos::ALL)),
-                            Matrix<T, ExecSpace>(Kokkos::subview(WV, cols, Kokkos::ALL)), T(1),
-                            Matrix<T, ExecSpace>(Kokkos::subview(A22, from, cols)));
+          c1 = std::min(((first + c0) / nb + 1) * nb - first, m);
+          backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(VW, c0, m, 0, 2 * ktot),
+                            block(WV, c0, c1, 0, 2 * ktot), T(1), block(A22, c0, m, c0, c1));
         }
       }
-    } else {
-      backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), V, X, R(1), A22);  // A22 -= V W^H + W V^H
+    } else {  // A22 -= V W^H + W V^H
+      backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), block(VV, last, m1, 0, ktot),
+                         block(WW, last, m1, 0, ktot), R(1), block(a, first, n, first, n));
     }
   }
 }
