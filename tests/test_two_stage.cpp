@@ -347,12 +347,17 @@ TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
   for (const Case c : {Case{260, 64, 200}, Case{97, 64, 5}, Case{200, 32, 130}, Case{150, 48, 129}}) {
     const BlockedReference<T> ref(c.n, c.b, c.m, rng);
     for (index_t batch : {index_t(1), index_t(8)})
-      for (int columns : {64, 128}) {
+      for (int columns : {64, 128})
+      for (index_t tiles : {index_t(0), index_t(1), index_t(2)}) {
+        // tiles > 0: the window takes the first tiles' columns (all of them
+        // where m is smaller), the gemms the rest in chunks of 50 columns.
         SCOPED_TRACE("window n=" + std::to_string(c.n) + " b=" + std::to_string(c.b) + " m=" + std::to_string(c.m) +
-                     " batch=" + std::to_string(batch) + " columns=" + std::to_string(columns));
+                     " batch=" + std::to_string(batch) + " columns=" + std::to_string(columns) +
+                     " tiles=" + std::to_string(tiles));
         stages::BtSb2stTuning tuning;
         tuning.sweeps_per_block = 64;
-        tuning.chunk = c.m;
+        tuning.chunk = tiles > 0 ? 50 : c.m;
+        tuning.window_tiles = tiles;
         tuning.t_factor = stages::BtSb2stTFactor::Gram;
         tuning.fold_t = true;
         tuning.window_apply = true;
@@ -403,6 +408,10 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   tuning.window_apply = true;
   tuning.window_columns = 96;
   expect_refused(tuning, "window_columns");
+  tuning = stages::BtSb2stTuning{};
+  tuning.window_apply = true;
+  tuning.window_tiles = -1;
+  expect_refused(tuning, "window_tiles");
   for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram}) {
     tuning = stages::BtSb2stTuning{};
     tuning.t_factor = factor;

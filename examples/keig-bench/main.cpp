@@ -9,7 +9,7 @@
 //              [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]
 //              [--solver auto|dc|mrrr|bisection]
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
-//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,2,3]
+//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,2,3,4]
 //              [--batches 1,8]
 //                                            (bt_sb2st block shapes; suite bt_sb2st only, not in "all")
 //              [--groups 1,2,4]              (sy2sb: panels per trailing update; suite sy2sb only)
@@ -73,7 +73,7 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]\n"
                "                  [--solver auto|dc|mrrr|bisection]\n"
                "                  [--symv-segments S1,S2,...]\n"
-               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,2,3]\n"
+               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,2,3,4]\n"
                "                  [--batches B1,B2,...] [--groups G1,G2,...]\n",
                error.c_str());
   std::exit(2);
@@ -791,7 +791,9 @@ double max_abs_difference(const Space& space, const keig::Matrix<T, Space>& x, c
 //  - full runs of the blocked variant for each sigma x chunk x T factor x
 //    apply form (--fold-t 0: 3 gemms per chunk, 1: 2 with W = V T folded,
 //    2 / 3: W = V T and the window kernel with 128 / 64 columns per thread
-//    block, BtSb2stTuning::window_apply and window_columns);
+//    block, BtSb2stTuning::window_apply and window_columns; 4: the window
+//    choice of bt_sb2st_default_tuning, which may split Z's columns between
+//    the window kernel and the gemms, BtSb2stTuning::window_tiles);
 //  - "T only": the same with the Z gemms skipped (BtSb2stTuning::t_factor_only:
 //    V, T, G = V^H V and W per wave plus the host plan), so the gemm time of a
 //    shape is its full time minus this;
@@ -866,7 +868,10 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
     const auto name = [](st::BtSb2stTFactor f) { return f == st::BtSb2stTFactor::Dots ? "dots" : "gram"; };
     const auto shape = [&](const st::BtSb2stTuning& t) {
       return "s=" + std::to_string(t.sweeps_per_block) + (t.t_factor_only ? "" : " c=" + std::to_string(t.chunk)) +
-             " " + name(t.t_factor) + (t.fold_t ? " fold" : "") + (t.window_apply ? " window" + std::to_string(t.window_columns) : "") + " batch=" + std::to_string(t.waves_per_batch);
+             " " + name(t.t_factor) + (t.fold_t ? " fold" : "") +
+             (t.window_apply ? " window" + std::to_string(t.window_columns) : "") +
+             (t.window_apply && t.window_tiles > 0 ? " tiles=" + std::to_string(t.window_tiles) : "") +
+             " batch=" + std::to_string(t.waves_per_batch);
     };
     // One table row (printed at once, so a run cut short still shows its rows) and one CSV row.
     double peer_s = 0;
@@ -953,13 +958,22 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
               t.fold_t = fold != 0;
               t.window_apply = fold >= 2;
               t.window_columns = fold == 2 ? 128 : 64;
+              if (fold == 4) {
+                const auto d = st::bt_sb2st_default_tuning<Space>(space, n);
+                t.window_apply = d.window_apply;
+                t.window_columns = d.window_columns;
+                t.window_tiles = d.window_tiles;
+              }
               t.waves_per_batch = batch;
               if (t.sweeps_per_block == peer.sweeps_per_block && t.chunk == peer.chunk &&
                   t.t_factor == peer.t_factor && t.fold_t == peer.fold_t && t.waves_per_batch == peer.waves_per_batch)
                 continue;  // the peer's row
               const double s = blocked(t);
               report("bt_sb2st " + shape(t), sigma, t.chunk, name(t.t_factor),
-                     fold == 3 ? "window64" : (fold == 2 ? "window128" : (fold ? "2 gemm" : "3 gemm")), s,
+                     fold == 4   ? "default window"
+                     : fold == 3 ? "window64"
+                                 : (fold == 2 ? "window128" : (fold ? "2 gemm" : "3 gemm")),
+                     s,
                      t_only_of(t), true, max_abs_difference<T>(space, z, zref));
             }
     if (n <= 8192) {

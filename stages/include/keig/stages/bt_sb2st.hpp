@@ -299,6 +299,12 @@ struct BtSb2stTuning {
   // bt_sb2st --fold-t 1,2,3; where keig uses it: bt_sb2st_default_tuning.
   bool window_apply = false;
   int window_columns = 64;
+  // With window_apply: the window kernel takes Z's first window_tiles tiles
+  // of window_columns columns and the batched gemms the rest (0: the window
+  // takes every column). A tile walks all blocks whatever its columns, so a
+  // part round of tiles costs a whole walk: where the tiles do not fill
+  // whole rounds, the columns past the last whole round go to the gemms.
+  index_t window_tiles = 0;
   // Benchmark only (keig-bench --suite bt_sb2st): form V and T (and W) per
   // wave but skip the gemms on Z, which is left unchanged; the difference to a
   // full run is the time of the Z gemms.
@@ -322,7 +328,9 @@ struct BtSb2stTuning {
 // so a part round costs a whole walk (H200, 132 multiprocessors: n = m =
 // 8192, 128 tiles: 0.154 s against 0.142 s for the gemms; 20694, 324 tiles:
 // 2.10 against 2.05 s; 16384 and 32768, 256 and 512 tiles: 0.70 against
-// 0.99 s and 5.66 against 7.59 s).
+// 0.99 s and 5.66 against 7.59 s). Where the rounds are filled less but
+// at least one is whole, the window takes the whole rounds' tiles and the
+// gemms the columns past them (window_tiles).
 template <class ExecSpace>
 BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
   BtSb2stTuning tuning;
@@ -333,6 +341,10 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
     const index_t tiles = (m + tuning.window_columns - 1) / tuning.window_columns;
     const index_t places = 2 * index_t(backends::multiprocessors(space)), rounds = (tiles + places - 1) / places;
     tuning.window_apply = 5 * tiles >= 4 * rounds * places;
+    if (!tuning.window_apply && tiles >= places) {
+      tuning.window_apply = true;
+      tuning.window_tiles = tiles / places * places;
+    }
   }
   (void)space;
   return tuning;
@@ -359,6 +371,9 @@ inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
     throw InvalidArgument("window_columns",
                           "bt_sb2st: the window apply takes 64 or 128 columns per thread block, got " +
                               std::to_string(tuning.window_columns));
+  if (tuning.window_tiles < 0)
+    throw InvalidArgument("window_tiles", "bt_sb2st: window tiles must be >= 0, got " +
+                                              std::to_string(tuning.window_tiles));
 }
 
 // Level-0 team scratch of the T-factor kernels for sigma (the larger of the
@@ -453,7 +468,15 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const size_t column_bytes = Columns::scratch_bytes(sigma);
   const detail::SweepBlock<T, ExecSpace> blocks{reflectors, n, b, sigma};
   const index_t groups = (n - 2) / sigma + 1, kmax = sb2st_steps(n, b, 0) - 1;
-  const index_t slots = bt_sb2st_wave_blocks(n, b, sized), chunks = (m + cw - 1) / cw;
+  // The window kernel (CUDA, real double) takes Z's first mw columns, the
+  // batched gemms the mg after them.
+  bool window = false;
+  if constexpr (backends::is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>)
+    window = tuning.window_apply && fold && sigma == 64 && ldv <= 128 && backends::cuda::band_blocks_supported(ctx);
+  const index_t mw = !window ? 0 : (tuning.window_tiles > 0 ? std::min(m, tuning.window_tiles * tuning.window_columns) : m);
+  const index_t mg = m - mw;
+  T* const zg = z.data() + mw * ldz;  // the gemms' first column
+  const index_t slots = bt_sb2st_wave_blocks(n, b, sized), chunks = (mg + cw - 1) / cw;
   const index_t batch = tuning.waves_per_batch, factor_slots = batch * slots;
   // Block q of a batch (its waves' blocks in order) keeps T, V and W at
   // position q of the first three; block p of a wave X and Y at position p.
@@ -523,16 +546,13 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   for (const WavePlan& w : waves)
     for (index_t c = 0; c < chunks; ++c)
       for (index_t e = 0; e < w.full; ++e)
-        plan_h(zbase + c * full_total + w.zfirst + e) = address(z.data() + entries[w.first + e].row0 + c * cw * ldz);
+        plan_h(zbase + c * full_total + w.zfirst + e) = address(zg + entries[w.first + e].row0 + c * cw * ldz);
   Kokkos::deep_copy(space, plan, plan_h);
   // Window apply: each batch's blocks group by group (g descending), steps
   // ascending within a group. That order is valid: blocks of different
   // groups that share rows are, in the wave order, later group first.
-  bool window = false;
   using BandBlock = backends::cuda::BandBlock;
   Kokkos::View<BandBlock*, memory_space_of<ExecSpace>> band_list;
-  if constexpr (backends::is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>)
-    window = tuning.window_apply && fold && sigma == 64 && ldv <= 128 && backends::cuda::band_blocks_supported(ctx);
   if (window) {
     band_list = Kokkos::View<BandBlock*, memory_space_of<ExecSpace>>("keig::bt_sb2st::band_list", entries.size());
     auto band_h = Kokkos::create_mirror_view(band_list);
@@ -653,13 +673,13 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
                                            T(0), wp, ldv, count);
     if (tuning.t_factor_only) continue;
     if constexpr (backends::is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>) {
-      if (window) {
-        backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vbase, wbase, ldv, z.data(), ldz, n, m,
+      if (window)
+        backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vbase, wbase, ldv, z.data(), ldz, n, mw,
                                           tuning.window_columns);
-        continue;
-      }
     }
-    // 2. Per wave, Z(rows, chunk) -= V (T (V^H Z(rows, chunk))): BLAS-3 on tensor cores.
+    if (mg == 0) continue;
+    // 2. Per wave, Z(rows, chunk) -= V (T (V^H Z(rows, chunk))) on the
+    // gemms' columns: BLAS-3 on tensor cores.
     for (index_t wi = w0; wi < w1; ++wi) {
       const WavePlan& w = waves[wi];
       const index_t q0 = w.first - first;  // the wave's first block in the batch
@@ -667,7 +687,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       T* const* const tq = tp + q0;
       T* const* const wq = wp + q0;
       for (index_t c = 0; c < chunks; ++c) {
-        const index_t c0 = c * cw, cols = c0 + cw < m ? cw : m - c0;
+        const index_t c0 = c * cw, cols = c0 + cw < mg ? cw : mg - c0;
         if (w.full > 0) {
           T* const* const zp = ptrs + zbase + c * full_total + w.zfirst;
           backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, cols, ldv, T(1), vq, ldv, zp,
@@ -684,7 +704,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
         }
         for (index_t p = w.full; p < w.entries; ++p) {
           const Entry& e = entries[w.first + p];
-          const auto zb = make_matrix<T, ExecSpace>(z.data() + e.row0 + c0 * ldz, e.len, cols, ldz);
+          const auto zb = make_matrix<T, ExecSpace>(zg + e.row0 + c0 * ldz, e.len, cols, ldz);
           const index_t q = q0 + p;
           const auto v = make_matrix<T, ExecSpace>(vbase + q * ldv * sigma, e.len, sigma, ldv);
           const auto x = make_matrix<T, ExecSpace>(xbase + p * sigma * cw, sigma, cols, sigma);
