@@ -81,13 +81,10 @@ inline index_t sy2sb_block_columns(index_t n, index_t b) {
 // it is available.
 enum class Sy2sbPanel { Auto, Vendor, Keig };
 
-// Panels per trailing update (Sy2sbOptions::group): g panels are factored
-// one after the other with the trailing matrix left as it was at the start
-// of the group, each panel's columns and each X made current by the earlier
-// panels' (V, W) of the group, and then one update of rank 2gb. The same
-// flops; the update's gemms have an inner size of 2gb instead of 2b, and
-// the trailing matrix is read and written once per g panels instead of once
-// per panel. Tuned per backend with keig-bench --suite sy2sb --groups:
+// Panels per trailing update (Sy2sbOptions::group; the groups are described
+// at the top of this file): the same flops, update gemms of inner size 2gb
+// instead of 2b, the trailing matrix read and written once per g panels.
+// Tuned per backend with keig-bench --suite sy2sb --groups:
 // H200, 1 -> 4 panels: sy2sb 0.317 -> 0.281 s at n = 16384, 1.72 -> 1.47 s
 // at 32768 (2 and 3 in between); 2 cores, b = 32: 2 panels about as fast
 // as 1 at n = 2000 and 1.18x at 4000, 4 slower at 2000 (0.94x).
@@ -166,6 +163,13 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   const Mat s_all(p, b, b), t_all(p + b * b, b, b), c_all(p + 2 * b * b, gb, 2 * b);
   const Vector<T, ExecSpace> qr_work(p + 2 * b * b + 2 * gb * b, panel_qr_workspace_size());
   using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  // Blocked: the block column of the trailing matrix from absolute column
+  // `first` (m columns) that starts at its column c0 ends at c1: the ends
+  // sit at multiples of nb in A's columns, so a diagonal block stays the
+  // same block from panel to panel.
+  const auto block_end = [nb](index_t first, index_t c0, index_t m) {
+    return std::min(((first + c0) / nb + 1) * nb - first, m);
+  };
   // X(0:m) = A(first:, first:) V for the trailing matrix from absolute
   // column `first` (m rows), V m x k.
   const auto trailing_times = [&](index_t first, const Mat& V, const Mat& X) {
@@ -174,10 +178,8 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     if (full) {
       backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), A22, V, T(0), X);
     } else if (blocked) {
-      // Block columns [c0, c1): their ends sit at multiples of nb in A's
-      // columns, so a diagonal block stays the same block from panel to panel.
       for (index_t c0 = 0, c1; c0 < m; c0 = c1) {
-        c1 = std::min(((first + c0) / nb + 1) * nb - first, m);
+        c1 = block_end(first, c0, m);
         // X(c0:m) += A22(c0:m, c0:c1) V(c0:c1)
         backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), block(A22, c0, m, c0, c1),
                           block(V, c0, c1, 0, V.extent(1)), c0 == 0 ? T(0) : T(1),
@@ -258,7 +260,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), VW, WV, T(1), A22);
       } else {
         for (index_t c0 = 0, c1; c0 < m; c0 = c1) {
-          c1 = std::min(((first + c0) / nb + 1) * nb - first, m);
+          c1 = block_end(first, c0, m);
           backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(VW, c0, m, 0, 2 * ktot),
                             block(WV, c0, c1, 0, 2 * ktot), T(1), block(A22, c0, m, c0, c1));
         }
