@@ -428,7 +428,7 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
 // (the GPU default) runs the tiled task in another order: any missed
 // dependency between its teams would change the result, which must equal the
 // wave-by-wave one bit for bit. Host execution spaces have no team of
-// ceil(b/4)^2 threads: there both must refuse with InvalidArgument.
+// G x G threads: there both must refuse with InvalidArgument.
 TYPED_TEST(Sb2st, TiledAndGlobalKernelsAgree) {
   using T = TypeParam;
   using R = real_t<T>;
@@ -504,11 +504,11 @@ TYPED_TEST(Sb2st, TiledAndGlobalKernelsAgree) {
   }
 }
 
-// Bands wider than 64: the tiled team (ceil(b/4)^2 = 1024 threads for
-// b = 65) may not fit the kernel's registers. The default kernel must still
-// reduce the band (falling back to the global one), and an explicit tiled
-// or persistent request either runs correctly or is refused with
-// InvalidArgument naming the kernel, never a launch error.
+// Bands wider than 64: the tiled task has no team for them (G = 32 would be
+// 1024 threads, more than fit the kernel's registers). The default kernel
+// must still reduce the band (falling back to the global one), and an
+// explicit tiled or persistent request either runs correctly or is refused
+// with InvalidArgument naming the kernel, never a launch error.
 TYPED_TEST(Sb2st, WideBandsReduceOrRefuseTiles) {
   using T = TypeParam;
   using R = real_t<T>;

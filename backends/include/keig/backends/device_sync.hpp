@@ -2,9 +2,12 @@
 // chase): a team publishes how far it got with a progress counter, another
 // team waits for it, then reads what the first one wrote. On CUDA the
 // multiprocessors' L1 caches are not coherent, so such data is read through
-// L2 (ld.global.cg); the counter is written after a device-scope fence
-// (release) and polled with volatile loads followed by a fence (acquire).
-// The host versions are plain loads and sequentially consistent fences.
+// L2 (ld.global.cg); the counter is written with a gpu-scope release store
+// (after a team barrier, so it covers the whole team's writes) and polled
+// with relaxed loads followed by one acquire fence: the PTX memory model's
+// message passing, without the sequentially consistent fences (and the L1
+// invalidation) of __threadfence on every hand-off. The host versions are
+// plain loads and sequentially consistent fences.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -34,16 +37,39 @@ KOKKOS_FORCEINLINE_FUNCTION T load_coherent(const T* p) {
 // Called by one thread after a team barrier: everything the team wrote
 // before the barrier is visible to a team that then sees `value`.
 KOKKOS_FORCEINLINE_FUNCTION void publish_progress(int* counter, int value) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(counter), "r"(value) : "memory");
+#else
   Kokkos::memory_fence();
   *reinterpret_cast<volatile int*>(counter) = value;
+#endif
+}
+
+// Called by one thread after a team barrier: adds 1 to a counter that
+// several teams add to (each arrival covers its team's writes, as above).
+KOKKOS_FORCEINLINE_FUNCTION void arrive_progress(int* counter) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(counter) : "memory");
+#else
+  Kokkos::memory_fence();
+  Kokkos::atomic_fetch_add(counter, 1);
+#endif
 }
 
 // Called by one thread, followed by a team barrier: spins until the counter
 // reaches `at_least`.
 KOKKOS_FORCEINLINE_FUNCTION void wait_progress(const int* counter, int at_least) {
+#if defined(__CUDA_ARCH__)
+  int seen;
+  do {
+    asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+  } while (seen < at_least);
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
   while (*reinterpret_cast<const volatile int*>(counter) < at_least) {
   }
   Kokkos::memory_fence();
+#endif
 }
 
 }  // namespace keig::backends

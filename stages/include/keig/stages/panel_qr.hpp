@@ -127,10 +127,7 @@ struct PanelQr {
       if (j >= r0 && j < r1) pivot_of(j)[c] = a(j, c);
     }
     team.team_barrier();
-    if (t == 0) {
-      Kokkos::memory_fence();
-      Kokkos::atomic_fetch_add(arrived, 1);
-    }
+    if (t == 0) backends::arrive_progress(arrived);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
@@ -243,10 +240,7 @@ struct PanelQrResident {
       Base::add_to(q.sums_of(j) + c, s);
     }
     team.team_barrier();
-    if (t == 0) {
-      Kokkos::memory_fence();
-      Kokkos::atomic_fetch_add(q.arrived, 1);
-    }
+    if (t == 0) backends::arrive_progress(q.arrived);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {

@@ -41,9 +41,10 @@
 namespace keig::stages {
 
 // Task kernels. Global: one team walks b-long loops over the band in place
-// (any execution space). Tiled: every thread of a ceil(b/4)^2 team owns a
-// 4 x 4 tile of the bulge block and of the diagonal block in registers, so a
-// task is one round trip to memory plus team reductions (GPUs, b <= 128).
+// (any execution space). Tiled: every thread of a G x G team (G = 8 up to
+// b = 32, 16 up to b = 64) owns a 4 x 4 tile of the bulge block and of the
+// diagonal block in registers, so a task is one round trip to memory plus
+// team reductions (GPUs, b <= 64).
 // Global and Tiled launch one kernel per wave (2n launches). Persistent: the
 // Tiled task in one launch of at most one team per multiprocessor, each team
 // chasing every P-th sweep and waiting on its predecessor's progress counter
@@ -246,127 +247,131 @@ struct BulgeChase {
 // latency is the task's: the global kernel's b-long loops of dependent band
 // loads and read-modify-writes cost one memory round trip per iteration
 // (about 45 us per wave on the H200 at b = 64). Here thread (rg, cg) of a
-// G x G team (G = ceil(b / 4) rounded up to a power of two, at least 8, so
-// groups of G lanes tile the warps) loads the elements (rg + G i, cg + G j),
-// i, j < 4, of the bulge block C and of the diagonal block D once, at the
-// start, all loads in flight together. Every product the task needs is a
-// register partial per thread: sums over a column (v^H C, the mirrored half
-// of D v) stay inside a group of G lanes (warp shuffles), sums over a row
-// (C vp, D v) are shuffled across the groups of a warp and then added over
-// the warps from team scratch. Reflector entries are recomputed from the
-// annihilated column where needed, so a task has two team barriers (three
-// for k = 0) and the blocks go back to the band once.
-template <class T, class ExecSpace>
+// G x G team (G = sb2st_tile_grid(b): a power of two, at least 8, with
+// 4 G >= b, so groups of G lanes tile the warps) loads the elements
+// (rg + G i, cg + G j), i, j < 4, of the bulge block C and of the diagonal
+// block D once, at the start, all loads in flight together. Every product
+// the task needs is a register partial per thread: sums over a column (v^H C,
+// the mirrored half of D v) stay inside a group of G lanes (warp shuffles),
+// sums over a row (C vp, D v) are shuffled across the groups of a warp and
+// then added over the warps from team scratch. Reflector entries are
+// recomputed from the annihilated column where needed, so a task has two
+// team barriers (three for k = 0) and the blocks go back to the band once.
+//
+// The task is latency-bound, a chain of a few thousand dependent
+// instructions per warp: G is a template parameter and a thread addresses
+// its 32 elements by 32-bit offsets from one base pointer per block (in the
+// band storage A(q + r, q + c) and C(r, c) both sit at r + c (ld - 1) from
+// the block's first entry), so the chain holds the arithmetic, not 64-bit
+// index products and integer divisions.
+template <class T, class ExecSpace, int G>
 struct BulgeChaseTiled {
   using R = real_t<T>;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static constexpr int tile = 4;
   static constexpr int warp = 32;
-
-  struct WaveTag {};        // one launch per wave t
-  struct PersistentTag {};  // one launch, progress counters between sweeps
+  static constexpr int threads = G * G;
+  static constexpr int warps = threads / warp;
+  static_assert(G >= 8 && (G & (G - 1)) == 0, "sb2st: the tile grid is a power of two >= 8");
 
   Matrix<T, ExecSpace> ab;
   Vector<real_t<T>, ExecSpace> e;
   Matrix<T, ExecSpace> store;
   Vector<T, ExecSpace> ring;
   index_t n, b, t, s_hi, slots;
-  int g;              // G: the team is G x G threads
+  int ld;             // ab's leading dimension
+  bool persistent;    // one launch for all waves (else one launch per wave t)
   int* progress;      // Persistent: steps finished per sweep (zero at launch)
-  index_t teams;      // Persistent: the league size P
+  index_t teams;      // Persistent: the league size P (wave launches: unused)
 
-  static index_t grid(index_t b) {
-    index_t g = 8;
-    while (g * tile < b) g *= 2;
-    return g;
-  }
-  static index_t team_size(index_t b) { return grid(b) * grid(b); }
-  static index_t warps(index_t b) { return team_size(b) / warp; }
   // The annihilated column, p = D v, the column half of D v (b each) and the
-  // per-warp row partials (warps x b).
-  static size_t scratch_bytes(index_t b) { return 3 * Scratch::shmem_size(b) + Scratch::shmem_size(warps(b) * b); }
-  // Devices only (a team of G^2 threads, each with its own registers), a
-  // team of at most 1024 threads and level-0 scratch within 48 KB.
-  static bool available(index_t b) {
-    return backends::is_cuda_space_v<ExecSpace> && b >= 1 && team_size(b) <= 1024 &&
-           scratch_bytes(b) + 512 <= 48 * 1024;
-  }
+  // per-warp row partials (b x warps).
+  static size_t scratch_bytes(index_t b) { return 3 * Scratch::shmem_size(b) + Scratch::shmem_size(warps * b); }
 
-  // Whether both launches (wave and persistent) accept a team of
-  // team_size(b) threads with this kernel's registers and scratch.
+  // Whether the device accepts a team of G^2 threads with this kernel's
+  // registers and scratch: devices only (on host spaces a team is one
+  // thread), level-0 scratch within 48 KB.
   static bool launchable(const ExecSpace& space, const BulgeChaseTiled& tiles, index_t b) {
-    const auto fits = [&](auto tag) {
-      using Tag = decltype(tag);
-      const auto policy = Kokkos::TeamPolicy<ExecSpace, Tag>(space, 1, 1).set_scratch_size(
-          0, Kokkos::PerTeam(scratch_bytes(b)));
-      return policy.team_size_max(tiles, Kokkos::ParallelForTag()) >= static_cast<int>(team_size(b));
-    };
-    return fits(WaveTag()) && fits(PersistentTag());
+    if (!backends::is_cuda_space_v<ExecSpace> || b < 1 || 4 * G < b || scratch_bytes(b) + 512 > 48 * 1024) return false;
+    const auto policy =
+        Kokkos::TeamPolicy<ExecSpace>(space, 1, 1).set_scratch_size(0, Kokkos::PerTeam(scratch_bytes(b)));
+    return policy.team_size_max(tiles, Kokkos::ParallelForTag()) >= threads;
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(WaveTag, const Team& team) const {
-    const index_t s = s_hi - team.league_rank();
-    const index_t k = t - 2 * s;
-    if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
-    task(team, s, k, Scratches(team, b, g * g / warp));
-  }
-
-  // Team p chases sweeps p, p + P, ... in order. Task (s, k) may run once
-  // sweep s - 1 finished step k + 1 (or all its steps): the wave schedule's
-  // rule, with a counter in place of the launch boundary. A ring slot is
-  // reused by sweep s + slots only after sweep s ended (the chain of waits
-  // puts sweep s at step >= 2 slots > its steps), as in the wave schedule.
-  // Every team is resident (P <= multiprocessors, one team each fits), so
-  // the waits cannot deadlock.
-  KOKKOS_INLINE_FUNCTION void operator()(PersistentTag, const Team& team) const {
-    const Scratches scratch(team, b, g * g / warp);  // once: every team_scratch view takes new memory
-    for (index_t s = team.league_rank(); s <= n - 2; s += teams) {
+  // Wave by wave: team r runs task (s_hi - r, t - 2 (s_hi - r)), if any.
+  // Persistent: team p chases sweeps p, p + P, ... in order. Task (s, k) may
+  // run once sweep s - 1 finished step k + 1 (or all its steps): the wave
+  // schedule's rule, with a counter in place of the launch boundary. A ring
+  // slot is reused by sweep s + slots only after sweep s ended (the chain of
+  // waits puts sweep s at step >= 2 slots > its steps), as in the wave
+  // schedule. Every team is resident (P <= multiprocessors, one team each
+  // fits), so the waits cannot deadlock. Both schedules reach the task
+  // through one call site, so they run the same instructions and round
+  // alike (the tests compare them bit for bit to catch a missed dependency).
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const Scratches scratch(team, b);  // once: every team_scratch view takes new memory
+    const index_t first = persistent ? team.league_rank() : s_hi - team.league_rank();
+    for (index_t s = first; s <= n - 2; s += teams) {
       const index_t steps = sb2st_steps(n, b, s);
       const index_t before = s > 0 ? sb2st_steps(n, b, s - 1) : 0;
-      for (index_t k = 0; k < steps; ++k) {
-        if (s > 0) {
+      T* const slot = ring.data() + (s % slots) * (b + 1);
+      const index_t k_begin = persistent ? 0 : t - 2 * s, k_end = persistent ? steps : k_begin + 1;
+      if (k_begin < 0 || k_begin >= steps) return;  // wave t has no task of sweep s; uniform over the team
+      for (index_t k = k_begin; k < k_end; ++k) {
+        if (persistent && s > 0) {
           const index_t need = k + 2 < before ? k + 2 : before;
           if (team.team_rank() == 0) backends::wait_progress(progress + (s - 1), static_cast<int>(need));
           team.team_barrier();
         }
-        task(team, s, k, scratch);
-        team.team_barrier();
-        if (team.team_rank() == 0) backends::publish_progress(progress + s, static_cast<int>(k + 1));
+        task(team, s, k, slot, scratch);
+        if (persistent) {
+          team.team_barrier();
+          if (team.team_rank() == 0) backends::publish_progress(progress + s, static_cast<int>(k + 1));
+        }
       }
+      if (!persistent) return;
     }
   }
 
   // The task's team scratch (scratch_bytes), carved out once per team.
   struct Scratches {
-    Scratch column, p, column_half, rows;
-    KOKKOS_INLINE_FUNCTION Scratches(const Team& team, index_t b, index_t warps)
-        : column(team.team_scratch(0), b), p(team.team_scratch(0), b), column_half(team.team_scratch(0), b),
-          rows(team.team_scratch(0), warps * b) {}
+    T *column, *p, *column_half, *rows;
+    KOKKOS_INLINE_FUNCTION Scratches(const Team& team, index_t b)
+        : column(Scratch(team.team_scratch(0), b).data()), p(Scratch(team.team_scratch(0), b).data()),
+          column_half(Scratch(team.team_scratch(0), b).data()),
+          rows(Scratch(team.team_scratch(0), warps * b).data()) {}
   };
 
   // Task (s, k). Band and ring reads go through L2 (load_coherent): another
   // team of the persistent kernel may have written them. Every warp_sum is
   // reached by all threads (contributions outside the blocks are zeros).
-  KOKKOS_INLINE_FUNCTION void task(const Team& team, const index_t s, const index_t k, const Scratches& sc) const {
+  KOKKOS_INLINE_FUNCTION void task(const Team& team, const index_t s, const index_t k, T* const slot,
+                                   const Scratches& sc) const {
     using backends::load_coherent;
     using backends::warp_sum;
-    const int tid = team.team_rank(), rg = tid % g, cg = tid / g, bb = static_cast<int>(b), nt = g * g;
-    const int lane = tid % warp, my_warp = tid / warp, nwarps = nt / warp;
-    T* slot = ring.data() + (s % slots) * (b + 1);
-    const Scratch &column = sc.column, &p = sc.p, &column_half = sc.column_half, &rows = sc.rows;
+    const int tid = team.team_rank(), rg = tid % G, cg = tid / G, bb = static_cast<int>(b);
+    const int lane = tid % warp, my_warp = tid / warp;
+    T *const column = sc.column, *const p = sc.p, *const column_half = sc.column_half, *const rows = sc.rows;
     const index_t p0 = s + 1 + (k - 1) * b;  // k >= 1: rows of the previous reflector [p0, p0 + b)
     const index_t q = k == 0 ? s + 1 : p0 + b;
     const int L = static_cast<int>(b < n - q ? b : n - q);  // the new reflector acts on rows [q, q + L)
+    // This thread's entry (rg + G i, cg + G j) of D and of C is at
+    // offset(i, j) from its base: A(q + r, q + c) = ab(r - c, q + c) and
+    // C(r, c) = A(q + r, p0 + c) = ab(b + r - c, p0 + c).
+    const int column_step = G * (ld - 1);
+    auto offset = [&](int i, int j) { return G * i + column_step * j; };
+    T* const d_base = ab.data() + q * ld + (rg + cg * (ld - 1));
+    T* const c_base = k > 0 ? ab.data() + p0 * ld + b + (rg + cg * (ld - 1)) : d_base;
     // Sum over the team of per-thread row partials: across the groups of a
     // warp by shuffles, then over the warps from scratch (after a barrier).
     auto publish_row_partial = [&](T partial, int r) {
-      partial = warp_sum(partial, g, warp);
-      if (lane < g && r < bb) rows(my_warp * bb + r) = partial;
+      partial = warp_sum(partial, G, warp);
+      if (lane < G && r < bb) rows[r * warps + my_warp] = partial;
     };
     auto row_total = [&](int r) {
-      T sum = T(0);
-      for (int h = 0; h < nwarps; ++h) sum += rows(h * bb + r);
+      T sum = rows[r * warps];
+      for (int h = 1; h < warps; ++h) sum += rows[r * warps + h];
       return sum;
     };
 
@@ -376,13 +381,14 @@ struct BulgeChaseTiled {
     T dt[tile][tile], ct[tile][tile], vp[tile];
     for (int i = 0; i < tile; ++i)
       for (int j = 0; j < tile; ++j) {
-        const int r = rg + g * i, c = cg + g * j;
-        dt[i][j] = (r < L && c <= r) ? load_coherent(&ab(r - c, q + c)) : T(0);
-        // C(r, c) = A(q + r, p0 + c)
-        ct[i][j] = (k > 0 && r < L && c < bb) ? load_coherent(&ab(bb + r - c, p0 + c)) : T(0);
+        const int r = rg + G * i, c = cg + G * j;
+        // Tiles above the diagonal tiles (j > i) are zero for every thread:
+        // the compiler drops them and their products.
+        dt[i][j] = (j <= i && r < L && c <= r) ? load_coherent(d_base + offset(i, j)) : T(0);
+        ct[i][j] = (k > 0 && r < L && c < bb) ? load_coherent(c_base + offset(i, j)) : T(0);
       }
     for (int j = 0; j < tile; ++j) {
-      const int c = cg + g * j;
+      const int c = cg + G * j;
       vp[j] = (k > 0 && c < bb) ? load_coherent(slot + 1 + c) : T(0);
     }
     const T tau_p = k > 0 ? load_coherent(slot) : T(0);
@@ -390,103 +396,162 @@ struct BulgeChaseTiled {
     if (k > 0) {
       // C := C H_prev = C - tau_p (C vp) vp^H.
       for (int i = 0; i < tile; ++i) {
-        T acc = T(0);
-        for (int j = 0; j < tile; ++j) acc += ct[i][j] * vp[j];
-        publish_row_partial(acc, rg + g * i);
+        T acc = ct[i][0] * vp[0];
+        for (int j = 1; j < tile; ++j) acc += ct[i][j] * vp[j];
+        publish_row_partial(acc, rg + G * i);
       }
       team.team_barrier();
       for (int i = 0; i < tile; ++i) {
-        const int r = rg + g * i;
+        const int r = rg + G * i;
         const T y = r < L ? tau_p * row_total(r) : T(0);
         for (int j = 0; j < tile; ++j) ct[i][j] -= y * conjugate(vp[j]);
-        if (cg == 0 && r < L) column(r) = ct[i][0];
+        if (cg == 0 && r < L) column[r] = ct[i][0];
       }
-    } else {
-      for (int i = tid; i < L; i += nt) column(i) = load_coherent(&ab(1 + i, s));  // A(q + i, s)
+    } else if (tid < L) {
+      column[tid] = load_coherent(&ab(1 + tid, s));  // A(q + i, s); G^2 >= 4 G >= b threads
     }
     team.team_barrier();
 
     // The reflector annihilating column(1:L): every warp forms the same norm.
+    constexpr int per_lane = (tile * G + warp - 1) / warp;  // b <= 4 G entries over 32 lanes
     R norm_part = 0;
-    for (int r = 1 + lane; r < L; r += warp) norm_part += abs_squared(column(r));
+    for (int u = 0; u < per_lane; ++u) {
+      const int r = lane + warp * u;
+      if (r >= 1 && r < L) norm_part += abs_squared(column[r]);
+    }
     const R xn2 = warp_sum(norm_part, 1, warp);
     T tau, scale;
     R beta;
-    householder(column(0), xn2, tau, scale, beta);
-    auto v = [&](int i) { return i == 0 ? T(1) : (i < L ? column(i) * scale : T(0)); };
+    householder(column[0], xn2, tau, scale, beta);
+    auto v = [&](int i) { return i == 0 ? T(1) : (i < L ? column[i] * scale : T(0)); };
     T vr[tile], vc[tile];  // v at this thread's rows and columns
     for (int i = 0; i < tile; ++i) {
-      vr[i] = v(rg + g * i);
-      vc[i] = v(cg + g * i);
+      vr[i] = v(rg + G * i);
+      vc[i] = v(cg + G * i);
     }
     if (k == 0) {
-      for (int i = tid; i < L; i += nt) ab(1 + i, s) = i == 0 ? T(beta) : T(0);
+      if (tid < L) ab(1 + tid, s) = tid == 0 ? T(beta) : T(0);
       if (tid == 0) e(s) = beta;
     } else {
       // C(:, 1:b) := H^H C(:, 1:b) = C - conj(tau) v (v^H C); C(:, 0) = beta e_1.
       for (int j = 0; j < tile; ++j) {
-        const int c = cg + g * j;
-        T acc = T(0);
-        for (int i = 0; i < tile; ++i) acc += conjugate(vr[i]) * ct[i][j];
-        const T z = conjugate(tau) * warp_sum(acc, 1, g);
+        const int c = cg + G * j;
+        T acc = conjugate(vr[0]) * ct[0][j];
+        for (int i = 1; i < tile; ++i) acc += conjugate(vr[i]) * ct[i][j];
+        const T z = conjugate(tau) * warp_sum(acc, 1, G);
         for (int i = 0; i < tile; ++i) {
-          const int r = rg + g * i;
-          if (r < L && c < bb) ab(bb + r - c, p0 + c) = c == 0 ? (r == 0 ? T(beta) : T(0)) : ct[i][j] - vr[i] * z;
+          const int r = rg + G * i;
+          if (r < L && c < bb) c_base[offset(i, j)] = c == 0 ? (r == 0 ? T(beta) : T(0)) : ct[i][j] - vr[i] * z;
         }
       }
     }
 
     // D := H^H D H: p = D v from the lower tile (each stored entry adds to
-    // its row and, mirrored, to its column), w = tau p - 1/2 |tau|^2 (v^H p) v,
-    // D -= v w^H + w v^H.
+    // its row and, mirrored, to its column; entries above the diagonal or
+    // outside the block were loaded as zeros), w = tau p - 1/2 |tau|^2
+    // (v^H p) v, D -= v w^H + w v^H.
     for (int i = 0; i < tile; ++i) {
-      const int r = rg + g * i;
-      T acc = T(0);
-      for (int j = 0; j < tile; ++j) {
-        const int c = cg + g * j;
-        if (c <= r) acc += dt[i][j] * vc[j];
-      }
-      publish_row_partial(acc, r);
+      T acc = dt[i][0] * vc[0];
+      for (int j = 1; j < tile; ++j) acc += dt[i][j] * vc[j];
+      publish_row_partial(acc, rg + G * i);
     }
     for (int j = 0; j < tile; ++j) {
-      const int c = cg + g * j;
+      // The diagonal entry (i == j, rg == cg) counts once, in its row.
       T acc = T(0);
-      for (int i = 0; i < tile; ++i) {
-        const int r = rg + g * i;
-        if (c < r) acc += conjugate(dt[i][j]) * vr[i];
-      }
-      acc = warp_sum(acc, 1, g);
-      if (rg == 0 && c < bb) column_half(c) = acc;
+      for (int i = 0; i < tile; ++i)
+        if (i != j || rg != cg) acc += conjugate(dt[i][j]) * vr[i];
+      acc = warp_sum(acc, 1, G);
+      const int c = cg + G * j;
+      if (rg == 0 && c < bb) column_half[c] = acc;
     }
     team.team_barrier();
-    for (int i = tid; i < L; i += nt) p(i) = row_total(i) + column_half(i);
+    if (tid < L) p[tid] = row_total(tid) + column_half[tid];
     team.team_barrier();
     R dot_part = 0;  // v^H p, the same in every warp
-    for (int i = lane; i < L; i += warp) dot_part += real_part(conjugate(v(i)) * p(i));
+    for (int u = 0; u < per_lane; ++u) {
+      const int i = lane + warp * u;
+      if (i < L) dot_part += real_part(conjugate(v(i)) * p[i]);
+    }
     const T half = T(R(0.5) * abs_squared(tau) * warp_sum(dot_part, 1, warp));
     T wr[tile], wc[tile];
     for (int i = 0; i < tile; ++i) {
-      const int r = rg + g * i, c = cg + g * i;
-      wr[i] = r < L ? tau * p(r) - half * vr[i] : T(0);
-      wc[i] = c < L ? tau * p(c) - half * vc[i] : T(0);
+      const int r = rg + G * i, c = cg + G * i;
+      wr[i] = r < L ? tau * p[r] - half * vr[i] : T(0);
+      wc[i] = c < L ? tau * p[c] - half * vc[i] : T(0);
     }
     for (int i = 0; i < tile; ++i)
       for (int j = 0; j < tile; ++j) {
-        const int r = rg + g * i, c = cg + g * j;
-        if (r < L && c <= r) {
+        const int r = rg + G * i, c = cg + G * j;
+        if (j <= i && r < L && c <= r) {
           const T updated = dt[i][j] - vr[i] * conjugate(wc[j]) - wr[i] * conjugate(vc[j]);
-          ab(r - c, q + c) = r == c ? T(real_part(updated)) : updated;
+          d_base[offset(i, j)] = r == c ? T(real_part(updated)) : updated;
         }
       }
 
     // Hand the reflector to step k+1 (its reads of the slot were before the
     // first barrier) and to the back-transformation.
-    for (int i = tid; i < bb; i += nt) slot[1 + i] = v(i);
+    if (tid < bb) slot[1 + tid] = v(tid);
     if (tid == 0) slot[0] = tau;
-    if (store.extent(0) > 0)
-      for (int i = tid; i < L; i += nt) store(k * b + i, n - 1 - s) = i == 0 ? tau : v(i);
+    if (store.extent(0) > 0 && tid < L) store(k * b + tid, n - 1 - s) = tid == 0 ? tau : v(tid);
   }
 };
+
+// G of the tiled task for half-bandwidth b: the smallest power of two >= 8
+// with 4 G >= b (8 up to b = 32, 16 up to 64, ...).
+inline index_t sb2st_tile_grid(index_t b) {
+  index_t g = 8;
+  while (4 * g < b) g *= 2;
+  return g;
+}
+
+// Calls wave(t, s_hi, league) for every wave t of the schedule: the tasks
+// (s, t - 2 s) of the sweeps s_hi - league < s <= s_hi.
+template <class Wave>
+void for_each_wave(index_t n, index_t b, Wave&& wave) {
+  const index_t kmax = sb2st_steps(n, b, 0) - 1;
+  for (index_t t = 0; t <= 2 * (n - 2); ++t) {
+    const index_t s_hi = t / 2 < n - 2 ? t / 2 : n - 2;
+    const index_t s_lo = t - kmax > 0 ? (t - kmax + 1) / 2 : 0;
+    if (s_lo <= s_hi) wave(t, s_hi, s_hi - s_lo + 1);
+  }
+}
+
+// The chase with the tiled task on G x G teams, in one persistent launch or
+// wave by wave. Returns false, launching nothing, where the device cannot
+// launch such a team (its registers or scratch).
+template <int G, class T, class ExecSpace>
+bool chase_tiled(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab,
+                 const Vector<real_t<T>, ExecSpace>& e, const Matrix<T, ExecSpace>& reflectors,
+                 const Vector<T, ExecSpace>& work, bool persistent) {
+  using Tiled = BulgeChaseTiled<T, ExecSpace, G>;
+  const index_t n = ab.extent(1), slots = sb2st_ring_slots(n, b);
+  int* const progress = reinterpret_cast<int*>(work.data() + slots * (b + 1));
+  Tiled tiles{ab, e, reflectors, work, n, b, 0, 0, slots, static_cast<int>(leading_dimension(ab)), persistent, progress,
+              n};
+  if (!Tiled::launchable(space, tiles, b)) return false;
+  const auto scratch = Kokkos::PerTeam(Tiled::scratch_bytes(b));
+  if (persistent) {
+    Kokkos::parallel_for(
+        "keig::sb2st::zero_progress", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const index_t i) { progress[i] = 0; });
+    // P: no more teams than sweeps in flight, at most one per multiprocessor.
+    tiles.teams = std::min(std::min(slots, n - 1), static_cast<index_t>(backends::multiprocessors(space)));
+    Kokkos::parallel_for("keig::sb2st::persistent",
+                         Kokkos::TeamPolicy<ExecSpace>(space, tiles.teams, G * G)
+                             .set_scratch_size(0, scratch),
+                         tiles);
+    return true;
+  }
+  for_each_wave(n, b, [&](index_t t, index_t s_hi, index_t league) {
+    tiles.t = t;
+    tiles.s_hi = s_hi;
+    Kokkos::parallel_for(
+        "keig::sb2st::wave",
+        Kokkos::TeamPolicy<ExecSpace>(space, league, G * G).set_scratch_size(0, scratch),
+        tiles);
+  });
+  return true;
+}
 
 }  // namespace detail
 
@@ -511,60 +576,33 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
     throw InvalidArgument("work", "sb2st: needs sb2st_workspace_size(n, b) entries");
   if (n == 0) return;
   if (n > 1) {
-    using Global = detail::BulgeChase<T, ExecSpace>;
-    using Tiled = detail::BulgeChaseTiled<T, ExecSpace>;
-    const bool wants_tiles = kernel == Sb2stKernel::Tiled || kernel == Sb2stKernel::Persistent;
-    const index_t slots = sb2st_ring_slots(n, b), kmax = sb2st_steps(n, b, 0) - 1;
-    Global global{ab, e, reflectors, work, n, b, 0, 0, slots};
-    int* const progress = reinterpret_cast<int*>(work.data() + slots * (b + 1));
-    Tiled tiles{ab, e, reflectors, work, n, b, 0, 0, slots, static_cast<int>(Tiled::grid(b)), progress, 1};
-    // The tiled team must also fit the compiled kernel's registers: for
-    // b > 64 it has 1024 threads, more than a multiprocessor can hold at the
-    // kernel's register count (Kokkos would refuse the launch).
-    const bool tiles_fit = Tiled::available(b) && Tiled::launchable(space, tiles, b);
-    if (wants_tiles && !tiles_fit)
-      throw InvalidArgument("kernel", "sb2st: the tiled and persistent kernels run on GPU execution spaces with a "
-                                      "team of ceil(b/4)^2 threads that the device can launch (b <= 64 on sm_90); "
-                                      "b = " + std::to_string(b));
-    const bool persistent = kernel == Sb2stKernel::Persistent || (kernel == Sb2stKernel::Auto && tiles_fit);
-    const bool tiled = kernel == Sb2stKernel::Tiled;
-    const index_t team = backends::is_cuda_space_v<ExecSpace> ? (b < 32 ? 32 : (b > 128 ? 128 : b)) : 1;
-    if (persistent)
-      Kokkos::parallel_for(
-          "keig::sb2st::zero_progress", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-          KOKKOS_LAMBDA(const index_t i) { progress[i] = 0; });
+    // The tiled task on GPUs (persistent by default); the in-place task
+    // where the tiles do not fit (bands wider than 64 on sm_90) and on hosts.
+    bool tiled = false;
     if constexpr (backends::is_cuda_space_v<ExecSpace>) {
-      if (persistent) {
-        // P: no more teams than sweeps in flight, at most one per multiprocessor.
-        const index_t sweeps = n - 1, limit = backends::multiprocessors(space);
-        tiles.teams = std::min(std::min(slots, sweeps), limit);
-        Kokkos::parallel_for("keig::sb2st::persistent",
-                             Kokkos::TeamPolicy<ExecSpace, typename Tiled::PersistentTag>(space, tiles.teams,
-                                                                                         Tiled::team_size(b))
-                                 .set_scratch_size(0, Kokkos::PerTeam(Tiled::scratch_bytes(b))),
-                             tiles);
+      if (kernel != Sb2stKernel::Global) {
+        const bool persistent = kernel != Sb2stKernel::Tiled;
+        const index_t g = detail::sb2st_tile_grid(b);
+        if (g == 8) tiled = detail::chase_tiled<8>(space, b, ab, e, reflectors, work, persistent);
+        if (g == 16) tiled = detail::chase_tiled<16>(space, b, ab, e, reflectors, work, persistent);
       }
     }
-    for (index_t t = 0; !persistent && t <= 2 * (n - 2); ++t) {
-      const index_t s_hi = t / 2 < n - 2 ? t / 2 : n - 2;
-      const index_t s_lo = t - kmax > 0 ? (t - kmax + 1) / 2 : 0;
-      if (s_lo > s_hi) continue;
-      const index_t league = s_hi - s_lo + 1;
-      if (tiled) {
-        tiles.t = t;
-        tiles.s_hi = s_hi;
-        Kokkos::parallel_for("keig::sb2st::wave",
-                             Kokkos::TeamPolicy<ExecSpace, typename Tiled::WaveTag>(space, league, Tiled::team_size(b))
-                                 .set_scratch_size(0, Kokkos::PerTeam(Tiled::scratch_bytes(b))),
-                             tiles);
-      } else {
+    if (!tiled && (kernel == Sb2stKernel::Tiled || kernel == Sb2stKernel::Persistent))
+      throw InvalidArgument("kernel", "sb2st: the tiled and persistent kernels run on GPU execution spaces with a "
+                                      "team of sb2st_tile_grid(b)^2 threads that the device can launch (b <= 64); "
+                                      "b = " + std::to_string(b));
+    if (!tiled) {
+      using Global = detail::BulgeChase<T, ExecSpace>;
+      Global global{ab, e, reflectors, work, n, b, 0, 0, sb2st_ring_slots(n, b)};
+      const index_t team = backends::is_cuda_space_v<ExecSpace> ? (b < 32 ? 32 : (b > 128 ? 128 : b)) : 1;
+      detail::for_each_wave(n, b, [&](index_t t, index_t s_hi, index_t league) {
         global.t = t;
         global.s_hi = s_hi;
-        Kokkos::parallel_for(
-            "keig::sb2st::wave",
-            Kokkos::TeamPolicy<ExecSpace>(space, league, team).set_scratch_size(0, Kokkos::PerTeam(Global::scratch_bytes(b))),
-            global);
-      }
+        Kokkos::parallel_for("keig::sb2st::wave",
+                             Kokkos::TeamPolicy<ExecSpace>(space, league, team)
+                                 .set_scratch_size(0, Kokkos::PerTeam(Global::scratch_bytes(b))),
+                             global);
+      });
     }
   }
   Kokkos::parallel_for(
