@@ -153,7 +153,7 @@ TYPED_TEST(Sy2sb, RejectsBadArguments) {
   expect_refused("group", [&] { call_group(-1); });
   // The workspace was sized for the default group: four times as many
   // panels per update need more of it.
-  expect_refused("work", [&] { call_group(4 * stages::sy2sb_group<Space>(0)); });
+  expect_refused("work", [&] { call_group(4 * stages::sy2sb_group<Space>(0, b)); });
   Kokkos::fence();
   const auto ah = to_host(a);
   for (index_t j = 0; j < n; ++j)

@@ -410,7 +410,7 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
     auto tau = keig::allocate_vector<T>(space, "keig::bench::tau", n);
     // Panels per update: the default, one (the earlier default) and --groups.
-    std::vector<index_t> groups{st::sy2sb_group<Space>(0), 1};
+    std::vector<index_t> groups{st::sy2sb_group<Space>(0, b), 1};
     for (index_t g : args.groups)
       if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
     auto work = keig::allocate_vector<T>(

@@ -59,6 +59,17 @@ namespace keig::stages {
 template <class ExecSpace>
 struct Sy2sbTuning {
   static constexpr index_t default_band = backends::is_cuda_space_v<ExecSpace> ? 64 : 32;
+  // Eigenvalues only on GPUs below n = 16384: a band of 32. There is no
+  // back-transformation to feed, and the bulge chase's task on a band of 32
+  // (a team of 2 warps) takes two thirds of the time of one on a band of 64
+  // (8 warps), which outweighs sy2sb's skinnier products until sy2sb's
+  // n^3 dominates. H200, eigenvalues only, b = 32 against 64: 0.218 against
+  // 0.241 s at n = 8192, 0.588 against 0.592 s at 16384, 2.55 against 2.31 s
+  // at 32768 (sb2st 0.159 against 0.239 s, sy2sb 0.359 against 0.284 s at
+  // 16384).
+  static index_t band(index_t n, bool vectors) {
+    return backends::is_cuda_space_v<ExecSpace> && !vectors && n < 16384 ? 32 : default_band;
+  }
 };
 
 // How the trailing matrix is updated: Symmetric (symm + syr2k on one
@@ -84,13 +95,18 @@ enum class Sy2sbPanel { Auto, Vendor, Keig };
 // Panels per trailing update (Sy2sbOptions::group; the groups are described
 // at the top of this file): the same flops, update gemms of inner size 2gb
 // instead of 2b, the trailing matrix read and written once per g panels.
-// Tuned per backend with keig-bench --suite sy2sb --groups:
-// H200, 1 -> 4 panels: sy2sb 0.317 -> 0.281 s at n = 16384, 1.72 -> 1.47 s
-// at 32768 (2 and 3 in between); 2 cores, b = 32: 2 panels about as fast
-// as 1 at n = 2000 and 1.18x at 4000, 4 slower at 2000 (0.94x).
+// On GPUs g b = 256 (inner size 512): H200, b = 64, 1 -> 4 panels: sy2sb
+// 0.317 -> 0.281 s at n = 16384, 1.72 -> 1.47 s at 32768 (2 and 3 in
+// between, 6 and 8 no better); b = 32, 8 panels: 0.355 s at 16384 (16: the
+// same). 2 cores, b = 32: 2 panels about as fast as 1 at n = 2000 and 1.18x
+// at 4000, 4 slower at 2000 (0.94x). Tuned with keig-bench --suite sy2sb
+// --groups.
 template <class ExecSpace>
 struct Sy2sbGroup {
-  static constexpr index_t default_panels = backends::is_cuda_space_v<ExecSpace> ? 4 : 2;
+  static index_t default_panels(index_t b) {
+    if constexpr (backends::is_cuda_space_v<ExecSpace>) return b >= 256 ? 1 : 256 / b;
+    else return 2;
+  }
 };
 
 struct Sy2sbOptions {
@@ -105,8 +121,8 @@ struct Sy2sbOptions {
 };
 
 template <class ExecSpace>
-index_t sy2sb_group(index_t group) {
-  return group > 0 ? group : Sy2sbGroup<ExecSpace>::default_panels;
+index_t sy2sb_group(index_t group, index_t b) {
+  return group > 0 ? group : Sy2sbGroup<ExecSpace>::default_panels(b > 0 ? b : 1);
 }
 
 // Workspace of sy2sb (elements of T) for g panels per update: [V W] and
@@ -114,7 +130,7 @@ index_t sy2sb_group(index_t group) {
 // (2 gb x b) and panel_qr's partial sums.
 template <class T, class ExecSpace>
 index_t sy2sb_workspace_size(index_t n, index_t b, index_t group = 0) {
-  const index_t g = sy2sb_group<ExecSpace>(group);
+  const index_t g = sy2sb_group<ExecSpace>(group, b);
   return 4 * n * g * b + 2 * b * b + 2 * g * b * b + panel_qr_workspace_size();
 }
 
@@ -136,7 +152,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   if (static_cast<index_t>(tau.extent(0)) < n) throw InvalidArgument("tau", "sy2sb: needs n entries");
   if (options.group < 0)
     throw InvalidArgument("group", "sy2sb: panels per update must be >= 0, got " + std::to_string(options.group));
-  const index_t group = sy2sb_group<ExecSpace>(options.group);
+  const index_t group = sy2sb_group<ExecSpace>(options.group, b);
   if (static_cast<index_t>(work.extent(0)) < sy2sb_workspace_size<T, ExecSpace>(n, b, group))
     throw InvalidArgument("work", "sy2sb: needs sy2sb_workspace_size(n, b, group) entries");
   const Sy2sbUpdate update = options.update;
