@@ -224,7 +224,7 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
-  index_t b = options.band_width > 0 ? options.band_width : stages::Sy2sbTuning<ExecSpace>::band(n, vectors);
+  index_t b = options.band_width > 0 ? options.band_width : stages::Sy2sbTuning<ExecSpace>::band(vectors);
   if (b > n - 1) b = n > 1 ? n - 1 : 1;  // a wider band is the whole matrix
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
   auto tau = allocate_vector<T>(space, "keig::sy2sb::tau", n);

@@ -59,17 +59,14 @@ namespace keig::stages {
 template <class ExecSpace>
 struct Sy2sbTuning {
   static constexpr index_t default_band = backends::is_cuda_space_v<ExecSpace> ? 64 : 32;
-  // Eigenvalues only on GPUs below n = 16384: a band of 32. There is no
-  // back-transformation to feed, and the bulge chase's task on a band of 32
-  // (a team of 2 warps) takes two thirds of the time of one on a band of 64
-  // (8 warps), which outweighs sy2sb's skinnier products until sy2sb's
-  // n^3 dominates. H200, eigenvalues only, b = 32 against 64: 0.218 against
-  // 0.241 s at n = 8192, 0.588 against 0.592 s at 16384, 2.55 against 2.31 s
-  // at 32768 (sb2st 0.159 against 0.239 s, sy2sb 0.359 against 0.284 s at
-  // 16384).
-  static index_t band(index_t n, bool vectors) {
-    return backends::is_cuda_space_v<ExecSpace> && !vectors && n < 16384 ? 32 : default_band;
-  }
+  // Eigenvalues only on GPUs: a band of 32. There is no back-transformation
+  // to feed, and the bulge chase's task on a band of 32 (a team of 2 warps,
+  // up to four teams per multiprocessor) takes about half the time of one
+  // on a band of 64 (8 warps), which outweighs sy2sb's skinnier products.
+  // H200, eigenvalues only, b = 32 against 64: 0.21 against 0.24 s at
+  // n = 8192, 0.553 against 0.592 s at 16384 (sb2st 0.130 against 0.239,
+  // sy2sb 0.354 against 0.283 s), 2.26 against 2.30 s at 32768.
+  static index_t band(bool vectors) { return backends::is_cuda_space_v<ExecSpace> && !vectors ? 32 : default_band; }
 };
 
 // How the trailing matrix is updated: Symmetric (symm + syr2k on one
