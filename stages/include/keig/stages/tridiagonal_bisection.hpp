@@ -82,6 +82,48 @@ KOKKOS_INLINE_FUNCTION void sturm_counts(const R* d, const R* e2, index_t n, con
   }
 }
 
+// e2 / q for the GPU counts: on CUDA devices (double) the hardware's
+// approximate reciprocal refined by two Newton steps (to about one ulp)
+// times e2, where IEEE division is a sequence with a data-dependent slow
+// path that keeps independent recurrences from overlapping. The count stays
+// the exact count of T with entries perturbed by a few ulps (the ratio
+// recurrence's backward stability does not need correct rounding).
+template <class R>
+KOKKOS_INLINE_FUNCTION R ratio_for_count(R e2, R q) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<R, double>) {
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(q));
+    r = fma(r, fma(-q, r, 1.0), r);
+    r = fma(r, fma(-q, r, 1.0), r);
+    return e2 * r;
+  } else {
+    return e2 / q;
+  }
+#else
+  return e2 / q;
+#endif
+}
+
+// sturm_counts for the GPU kernel: the same recurrence with ratio_for_count.
+template <int L, class R>
+KOKKOS_INLINE_FUNCTION void sturm_counts_device(const R* d, const R* e2, index_t n, const R* x, R pivmin, index_t* c) {
+  R q[L];
+  for (int l = 0; l < L; ++l) {
+    q[l] = R(1);
+    c[l] = 0;
+  }
+  for (index_t i = 0; i < n; ++i) {
+    const R di = d[i], e2i = e2[i];
+    for (int l = 0; l < L; ++l) {
+      R v = (di - x[l]) - ratio_for_count(e2i, q[l]);
+      v = (v < pivmin && v > -pivmin) ? -pivmin : v;  // dlaebz's pivot guard
+      q[l] = v;
+      c[l] += v <= R(0) ? 1 : 0;
+    }
+  }
+}
+
 // Gershgorin interval widened as dstebz does (FUDGE = 2.1), so that count(gl)
 // = 0 and count(gu) = n also in floating point.
 template <class R>
@@ -195,15 +237,21 @@ struct Bisect {
 };
 
 // Devices: eigenvalue k gets an aligned group of G = 4 lanes of a warp. Each
-// step counts at the G points that cut the bracket into G + 1 equal parts,
-// one per lane, and keeps the part where the count crosses k (counts grow
-// with x): log2(5) bits per step instead of one. One thread per eigenvalue
-// (the host work items' layout) leaves a GPU latency-bound: at n = 16384
-// that is 16384 threads, each a chain of n dependent divisions per step.
+// step counts at the G L points that cut the bracket into G L + 1 equal
+// parts, L consecutive points per lane, and keeps the part where the count
+// crosses k (counts grow with x): log2(G L + 1) bits per step instead of
+// one. One thread per eigenvalue (the host work items' layout) leaves a GPU
+// latency-bound: at n = 16384 that is 16384 threads, each a chain of n
+// dependent divisions per step. With L = 1 the H200 profile (n = 16384)
+// still showed a latency-bound kernel (the FP64 pipe 37 % busy, 0.75
+// eligible warps a scheduler): L = 2 independent recurrences per lane fill
+// it at the same thread count and take 3.17 bits a step instead of 2.32,
+// once the division is one without a slow path (ratio_for_count; with IEEE
+// division L = 2 was slower: 0.060 against 0.051 s at n = 16384).
 template <class R, class WView, class ExecSpace>
 struct BisectGroups {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  static constexpr int group = 4;
+  static constexpr int group = 4, per_lane = 2, cuts = group * per_lane;
   static constexpr int team_size = 128;
   BisectionSetup<R> s;
   const R* counts;
@@ -232,14 +280,16 @@ struct BisectGroups {
       const R alo = bisection_abs(lo), ahi = bisection_abs(hi);
       const R mid = R(0.5) * (lo + hi);
       if (!(hi - lo > R(2) * s.ulp * (alo > ahi ? alo : ahi) + s.pivmin && lo < mid && mid < hi)) break;
-      R x[group + 2];  // the cut points, computed once so every use has the same bits
-      const R width = (hi - lo) / R(group + 1);
+      R x[cuts + 2];  // the cut points, computed once so every use has the same bits
+      const R width = (hi - lo) / R(cuts + 1);
       x[0] = lo;
-      for (int p = 1; p <= group; ++p) x[p] = lo + R(p) * width;
-      x[group + 1] = hi;
-      index_t c;
-      s.template counts<1>(x + part + 1, &c);
-      const int below = backends::group_sum<group>(c <= k ? 1 : 0);  // cut points with count <= k
+      for (int p = 1; p <= cuts; ++p) x[p] = lo + R(p) * width;
+      x[cuts + 1] = hi;
+      index_t c[per_lane];
+      sturm_counts_device<per_lane>(s.ws, s.ws + s.e2_at, s.n, x + part * per_lane + 1, s.pivmin, c);
+      int mine = 0;
+      for (int l = 0; l < per_lane; ++l) mine += c[l] <= k ? 1 : 0;
+      const int below = backends::group_sum<group>(mine);  // cut points with count <= k
       lo = x[below];
       hi = x[below + 1];
     }
