@@ -1,6 +1,7 @@
 // The vendor layer on the backend under test: BLAS-3 against a naive host
 // reference, Cholesky, QR + triangular factor, and the host tridiagonal
 // eigensolvers; plus the generators' known spectra.
+#include <limits>
 #include <random>
 
 #include "keig/backends/lapack.hpp"
@@ -136,6 +137,63 @@ TYPED_TEST(Backends, SymmSyr2kTrsmTrmm) {
     backends::trsm<T>(ctx, Side::Left, uplo, Op::NoTrans, Diag::NonUnit, T(1), to_matrix<Space>(td),
                       to_matrix<Space>(bd));
     EXPECT_LE(max_diff(to_host(bd), b), tolerance<T>(n) * 10);
+  }
+}
+
+// symm_lower_skinny: X = A V from A's lower triangle (NaN above it, and
+// padding rows between columns), against a host product, for sizes that
+// leave partial 64-row tiles and split steps (few row blocks); every entry
+// of X is written (X starts as NaN). Scalars or spaces without the kernel
+// refuse with InvalidArgument naming `space`.
+TYPED_TEST(Backends, SymmLowerSkinny) {
+  using T = TypeParam;
+  backends::Context<Space> ctx{Space()};
+  const T nan = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+  for (index_t m : {index_t(1), index_t(5), index_t(64), index_t(65), index_t(130), index_t(333), index_t(1000)})
+    for (index_t k : {index_t(1), index_t(7), index_t(32), index_t(33), index_t(64)}) {
+      SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k));
+      auto a = random_matrix<T>(m + 3, m, 20 + m);
+      for (index_t j = 0; j < m; ++j) {
+        a(j, j) = T(real_part(a(j, j)));
+        for (index_t i = 0; i < j; ++i) a(i, j) = nan;
+      }
+      const auto v = random_matrix<T>(m, k, 21 + k);
+      HostMatrix<T> x0("x0", m + 2, k);
+      Kokkos::deep_copy(x0, nan);
+      auto ad = to_space(a), vd = to_space(v), xd = to_space(x0);
+      const auto am = block(to_matrix<Space>(ad), 0, m, 0, m), xm = block(to_matrix<Space>(xd), 0, m, 0, k);
+      if (!backends::symm_skinny_available<T>(ctx, k)) {
+        try {
+          backends::symm_lower_skinny<T>(ctx, am, to_matrix<Space>(vd), xm);
+          ADD_FAILURE() << "symm_lower_skinny ran where symm_skinny_available is false";
+        } catch (const InvalidArgument& error) {
+          EXPECT_EQ(error.argument(), "space") << error.what();
+        }
+        continue;
+      }
+      backends::symm_lower_skinny<T>(ctx, am, to_matrix<Space>(vd), xm);
+      HostMatrix<T> full("full", m, m);
+      for (index_t j = 0; j < m; ++j)
+        for (index_t i = 0; i < m; ++i) full(i, j) = i >= j ? a(i, j) : conjugate(a(j, i));
+      const auto expect = naive_gemm(full, Op::NoTrans, v, Op::NoTrans, m, k, m);
+      const auto got = to_host(xd);
+      HostMatrix<T> top("top", m, k);
+      for (index_t j = 0; j < k; ++j)
+        for (index_t i = 0; i < m; ++i) top(i, j) = got(i, j);
+      EXPECT_LE(max_diff(top, expect), tolerance<T>(m));
+      for (index_t j = 0; j < k; ++j)
+        for (index_t i = m; i < m + 2; ++i) EXPECT_TRUE(got(i, j) != got(i, j)) << "row " << i << " past m written";
+    }
+  // Shapes name the argument.
+  auto sq = to_space(random_matrix<T>(6, 6, 1)), tall = to_space(random_matrix<T>(6, 65, 2));
+  auto wrong = to_space(random_matrix<T>(5, 2, 3));
+  EXPECT_THROW(backends::symm_lower_skinny<T>(ctx, to_matrix<Space>(sq), to_matrix<Space>(wrong), to_matrix<Space>(wrong)),
+               InvalidArgument);
+  try {
+    backends::symm_lower_skinny<T>(ctx, to_matrix<Space>(sq), to_matrix<Space>(tall), to_matrix<Space>(tall));
+    ADD_FAILURE() << "65 columns accepted";
+  } catch (const InvalidArgument& error) {
+    EXPECT_EQ(error.argument(), "space") << error.what();
   }
 }
 

@@ -75,7 +75,13 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
       for (stages::Sy2sbUpdate update :
            {stages::Sy2sbUpdate::Symmetric, stages::Sy2sbUpdate::Full, stages::Sy2sbUpdate::Blocked})
       for (stages::Sy2sbPanel panel : panels)
-      for (index_t group : {index_t(1), index_t(2), index_t(3), index_t(4)}) {
+      for (index_t group : {index_t(1), index_t(2), index_t(3), index_t(4)})
+      for (stages::Sy2sbProduct product : {stages::Sy2sbProduct::Skinny, stages::Sy2sbProduct::Gemm}) {
+        // Where keig's tensor-core X = A22 V runs (Blocked, real double on
+        // GPUs) both products; elsewhere one run with the default (Auto).
+        const bool skinny = update == stages::Sy2sbUpdate::Blocked && backends::symm_skinny_available<T>(ctx, b);
+        if (!skinny && product == stages::Sy2sbProduct::Gemm) continue;
+        if (!skinny) product = stages::Sy2sbProduct::Auto;
         // Blocked: block columns of 2b + 1 (not a multiple of b), so the
         // block boundaries move relative to the panels. Groups of 1 to 4
         // panels per update: whole and part groups at the end of the matrix.
@@ -85,7 +91,8 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
                       : update == stages::Sy2sbUpdate::Blocked ? " blocked nb=" + std::to_string(block)
                                                                : " symmetric") +
                      (panel == stages::Sy2sbPanel::Vendor ? " vendor panel" : " keig panel") +
-                     " group=" + std::to_string(group));
+                     " group=" + std::to_string(group) +
+                     (skinny ? (product == stages::Sy2sbProduct::Gemm ? " gemm X" : " skinny X") : ""));
         const auto problem = generate<T>(MatrixKind::Random, n, n + 7);
         HostMatrix<T> input("input", n, n);
         for (index_t j = 0; j < n; ++j)
@@ -96,6 +103,7 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
         SpaceVector<T> tau("tau", n), work("work", stages::sy2sb_workspace_size<T, Space>(n, b, group));
         stages::Sy2sbOptions options{update, block, panel};
         options.group = group;
+        options.product = product;
         stages::sy2sb<T, Space>(ctx, uplo, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
                                 options);
         auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
@@ -151,6 +159,16 @@ TYPED_TEST(Sy2sb, RejectsBadArguments) {
                             options);
   };
   expect_refused("group", [&] { call_group(-1); });
+  // The tensor-core product only with the Blocked update, where it runs.
+  const auto call_skinny = [&](stages::Sy2sbUpdate update) {
+    stages::Sy2sbOptions options{update};
+    options.product = stages::Sy2sbProduct::Skinny;
+    stages::sy2sb<T, Space>(ctx, Uplo::Lower, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
+                            options);
+  };
+  expect_refused("product", [&] { call_skinny(stages::Sy2sbUpdate::Full); });
+  if (!backends::symm_skinny_available<T>(ctx, b))
+    expect_refused("product", [&] { call_skinny(stages::Sy2sbUpdate::Blocked); });
   // The workspace was sized for the default group: four times as many
   // panels per update need more of it.
   expect_refused("work", [&] { call_group(4 * stages::sy2sb_group<Space>(0, b)); });

@@ -19,10 +19,13 @@
 #include <cuda_runtime.h>
 
 #include "cuda_common.hpp"
+#include "cuda_mma.hpp"
 
 namespace keig::backends::cuda {
 
 namespace {
+
+using detail::mma_16x8x4;
 
 constexpr int kSlots = 128;    // window rows (a block has ldv <= 128 rows)
 constexpr int kSigma = 64;     // reflectors per block: columns of V and W, rows of X
@@ -31,28 +34,6 @@ constexpr int kThreads = 256;  // 8 warps
 // fragment loads of a half warp hit distinct banks).
 __host__ __device__ constexpr int row_stride(int cols) { return cols + 4; }
 constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_stride(cols) * sizeof(double); }
-
-// D += A B for a 16 x 8 x 4 tile over a warp. With q = lane / 4, t = lane % 4
-// a lane holds a0, a1 = A(q, t), A(8 + q, t), b = B(t, q), top = D(q, 2t),
-// D(q, 2t + 1) and bottom = D(8 + q, 2t), D(8 + q, 2t + 1): PTX mma.sync
-// m16n8k4 f64 on compute capability 9.0, two m8n8k4 (the same fragments
-// for each half) on 8.x.
-__device__ __forceinline__ void mma_16x8x4(double (&top)[2], double (&bottom)[2], double a0, double a1, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-      : "+d"(top[0]), "+d"(top[1]), "+d"(bottom[0]), "+d"(bottom[1])
-      : "d"(a0), "d"(a1), "d"(b));
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-      : "+d"(top[0]), "+d"(top[1])
-      : "d"(a0), "d"(b));
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-      : "+d"(bottom[0]), "+d"(bottom[1])
-      : "d"(a1), "d"(b));
-#else
-  __trap();  // built for an older target: fail loudly (the host checks the device before launching)
-#endif
-}
 
 // Cols = 128: one thread block per multiprocessor (203 KB of shared memory);
 // Cols = 64: two (105 KB each, at most 128 registers a thread). Thread block

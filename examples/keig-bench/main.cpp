@@ -416,14 +416,15 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     auto work = keig::allocate_vector<T>(
         space, "keig::bench::work",
         st::sy2sb_workspace_size<T, Space>(n, b, *std::max_element(groups.begin(), groups.end())));
-    auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel, bool panels_only = false, index_t group = 0) {
+    auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel, bool panels_only = false, index_t group = 0,
+                    st::Sy2sbProduct product = st::Sy2sbProduct::Auto) {
       std::vector<double> t;
       for (int r = 0; r < 3; ++r) {
         fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
         space.fence();
         Kokkos::Timer timer;
         st::sy2sb<T, Space>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(a), keig::Vector<T, Space>(tau),
-                            keig::Vector<T, Space>(work), b, st::Sy2sbOptions{update, 0, panel, panels_only, group});
+                            keig::Vector<T, Space>(work), b, st::Sy2sbOptions{update, 0, panel, panels_only, group, product});
         space.fence();
         if (r > 0) t.push_back(timer.seconds());  // the first run warms up
       }
@@ -448,6 +449,13 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
                   keig_s - panels, share(keig_s - panels), share(blocked), blocked, share(full), share(symmetric),
                   symmetric);
     rows.push_back({n, "sy2sb", "sy2sb full, geqrf", buf, keig_s, full});
+    // The default against the same run with X = A22 V by cuBLAS gemms, where
+    // the default uses keig's tensor-core product.
+    if (keig::backends::symm_skinny_available<T>(ctx, b)) {
+      const double gemm_x = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Gemm);
+      std::snprintf(buf, sizeof buf, "X = A22 V: keig's tensor-core kernel against two cuBLAS gemms per block column");
+      rows.push_back({n, "sy2sb skinny X", "sy2sb gemm X", buf, keig_s, gemm_x});
+    }
     // The default update and panel with g panels per update, against one.
     std::vector<std::pair<index_t, double>> by_group;
     for (index_t g : groups)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "keig/backends/context.hpp"
 #include "keig/backends/cuda.hpp"
@@ -106,6 +107,49 @@ void symm(const Context<ExecSpace>& ctx, Side side, Uplo uplo, nondeduced_t<T> a
   else
     host::symm(side, uplo, m, n, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b), beta,
                c.data(), leading_dimension(c));
+}
+
+// Whether symm_lower_skinny runs for scalar T with k columns: real double on
+// CUDA devices of compute capability 8.0 or newer, k <= 64.
+template <class T, class ExecSpace>
+bool symm_skinny_available(const Context<ExecSpace>& ctx, index_t k) {
+  if constexpr (is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>)
+    return k >= 0 && k <= 64 && cuda::symm_skinny_supported(ctx);
+  else
+    return false;
+}
+
+// Rows up to which symm_lower_skinny's row blocks all run at once (0 where
+// it is not available).
+template <class T, class ExecSpace>
+index_t symm_skinny_resident_rows(const Context<ExecSpace>& ctx, index_t k) {
+  if constexpr (is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>)
+    return symm_skinny_available<T>(ctx, k) ? cuda::symm_skinny_resident_rows(ctx, k) : 0;
+  else
+    return 0;
+}
+
+// X = A V, A real symmetric (lower triangle referenced), V and X m x k with
+// k <= 64: keig's FP64 tensor-core kernel (backends/src/cuda_symm_skinny.cpp),
+// one launch where cuBLAS needs a symm or two gemms per block column.
+// Elsewhere (symm_skinny_available false) InvalidArgument names `space`.
+template <class T, class ExecSpace>
+void symm_lower_skinny(const Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& v,
+                       const Matrix<T, ExecSpace>& x) {
+  const index_t m = a.extent(0), k = v.extent(1);
+  detail::require(static_cast<index_t>(a.extent(1)) == m, "symm_lower_skinny", "A", "A must be square");
+  detail::require(static_cast<index_t>(v.extent(0)) == m, "symm_lower_skinny", "V", "V must have the rows of A");
+  detail::require(x.extent(0) == v.extent(0) && x.extent(1) == v.extent(1), "symm_lower_skinny", "X",
+                  "X must have the shape of V");
+  detail::require(symm_skinny_available<T>(ctx, k), "symm_lower_skinny", "space",
+                  "runs for real double on CUDA devices of compute capability 8.0 or newer with at most 64 columns, "
+                  "got " + std::to_string(k) + " columns");
+  if constexpr (is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>) {
+    if (m == 0 || k == 0) return;
+    ctx.before_vendor_call();
+    cuda::symm_lower_skinny(ctx, m, k, a.data(), leading_dimension(a), v.data(), leading_dimension(v), x.data(),
+                            leading_dimension(x));
+  }
 }
 
 // C = alpha A B^H + conj(alpha) B A^H + beta C (trans NoTrans; A, B n x k), C Hermitian.

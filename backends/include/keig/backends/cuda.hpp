@@ -67,6 +67,18 @@ bool band_blocks_supported(const CudaContext&);
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, double* z, index_t ldz, index_t n, index_t m, int columns);
 
+// X = A V for a real symmetric A (m x m, lower triangle referenced) and V,
+// X m x k, k <= 64, on the FP64 tensor cores, a thread block per 64 rows of
+// X (sy2sb's trailing products). symm_skinny_supported: compute capability
+// 8.0 or newer with the kernel's shared memory.
+// symm_skinny_resident_rows: the largest m whose row blocks all run at once
+// (two 64-row blocks a multiprocessor for k <= 32, one for k <= 64), so
+// that both readers of a tile read it at about the same time.
+bool symm_skinny_supported(const CudaContext&);
+index_t symm_skinny_resident_rows(const CudaContext&, index_t k);
+void symm_lower_skinny(const CudaContext&, index_t m, index_t k, const double* a, index_t lda, const double* v,
+                       index_t ldv, double* x, index_t ldx);
+
 // Xsyevd (all pairs, in place) and Xsyevdx (all or a subset; the m
 // eigenvectors found overwrite the first m columns of a).
 template <class T>
@@ -107,6 +119,9 @@ KEIG_CUDA_UNAVAILABLE(sygvd)
 KEIG_CUDA_UNAVAILABLE(sygvdx)
 KEIG_CUDA_UNAVAILABLE(band_blocks_supported)
 KEIG_CUDA_UNAVAILABLE(apply_band_blocks)
+KEIG_CUDA_UNAVAILABLE(symm_skinny_supported)
+KEIG_CUDA_UNAVAILABLE(symm_skinny_resident_rows)
+KEIG_CUDA_UNAVAILABLE(symm_lower_skinny)
 #undef KEIG_CUDA_UNAVAILABLE
 }  // namespace keig::backends::cuda
 #endif

@@ -37,6 +37,11 @@
 // data (seed 003 §5.2.2's two gemms per block column, with fewer, larger
 // blocks).
 //
+// For real double on GPUs with b <= 32 the Blocked variant's X = A22 V is
+// one launch of keig's tensor-core kernel instead where the trailing matrix
+// is small enough (backends::symm_lower_skinny: each thread block forms one
+// block row of X from the lower triangle; Sy2sbProduct).
+//
 // On return the lower band of A (diagonal and b subdiagonals) holds B, the
 // reflector of column j in A(j+b:n, j) below the band (unit entry implied)
 // and tau(j) its scalar, j < n - b: the shape bt_sy2sb applies. An upper-
@@ -106,6 +111,18 @@ struct Sy2sbGroup {
   }
 };
 
+// How the Blocked update forms X = A22 V: Gemm (two cuBLAS gemms per block
+// column) or Skinny (backends::symm_lower_skinny: one launch, the lower
+// triangle's block row per thread block on the FP64 tensor cores; real
+// double on CUDA, b <= 64). Auto: Skinny where it measured faster, b <= 32
+// and trailing matrices whose row blocks all run at once
+// (backends::symm_skinny_resident_rows: m <= 16896 on an H200); Gemm
+// elsewhere. H200 (keig-bench --suite sy2sb times both): b = 32, n = 16384:
+// sy2sb 0.345-0.348 s against 0.354-0.357 s in four same-run pairs; the
+// kernel on every panel was slower at n = 32768 (2.05 against 1.80 s) and
+// with b = 64 (0.328 against 0.284 s at 16384).
+enum class Sy2sbProduct { Auto, Gemm, Skinny };
+
 struct Sy2sbOptions {
   Sy2sbUpdate update = Sy2sbUpdate::Auto;
   index_t block = 0;  // Blocked update's block-column width (0: sy2sb_block_columns)
@@ -115,6 +132,7 @@ struct Sy2sbOptions {
   // time is the panels' share of a full run. A is not reduced.
   bool panels_only = false;
   index_t group = 0;  // panels per trailing update (0: Sy2sbGroup's default)
+  Sy2sbProduct product = Sy2sbProduct::Auto;
 };
 
 template <class ExecSpace>
@@ -164,6 +182,15 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   const bool blocked = update == Sy2sbUpdate::Blocked ||
                        (update == Sy2sbUpdate::Auto && backends::is_cuda_space_v<ExecSpace>);
   const bool full = update == Sy2sbUpdate::Full;
+  const bool skinny_ok = blocked && backends::symm_skinny_available<T>(ctx, b);
+  if (options.product == Sy2sbProduct::Skinny && !skinny_ok)
+    throw InvalidArgument("product", "sy2sb: the skinny product runs with the Blocked update for real double on CUDA "
+                                     "devices of compute capability 8.0 or newer, b <= 64 (b = " +
+                                         std::to_string(b) + ")");
+  const bool skinny = skinny_ok && options.product != Sy2sbProduct::Gemm;
+  const index_t skinny_rows = options.product == Sy2sbProduct::Skinny ? n
+                              : b <= 32 ? backends::symm_skinny_resident_rows<T>(ctx, b)
+                                        : 0;
   const index_t nb = options.block > 0 ? options.block : sy2sb_block_columns(n, b);
   if (full || blocked) detail::mirror_full_hermitian(space, a, uplo);
   else if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
@@ -190,6 +217,8 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     const Mat A22 = block(a, first, n, first, n);
     if (full) {
       backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), A22, V, T(0), X);
+    } else if (skinny && m <= skinny_rows) {
+      backends::symm_lower_skinny<T>(ctx, A22, V, X);
     } else if (blocked) {
       for (index_t c0 = 0, c1; c0 < m; c0 = c1) {
         c1 = block_end(first, c0, m);
