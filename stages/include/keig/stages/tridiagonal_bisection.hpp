@@ -60,28 +60,6 @@ KOKKOS_INLINE_FUNCTION R bisection_abs(R x) {
   return x < R(0) ? -x : x;
 }
 
-// count(x_l) for L points at once, c_l = number of eigenvalues <= x_l of the
-// scaled T. The L recurrences are independent: on CPUs they overlap the
-// latency of the divisions (and vectorize), on GPUs L = 1 and the threads do
-// that. e2(0) = 0 makes the first step q_0 = d_0 - x (any nonzero q before it).
-template <int L, class R>
-KOKKOS_INLINE_FUNCTION void sturm_counts(const R* d, const R* e2, index_t n, const R* x, R pivmin, index_t* c) {
-  R q[L];
-  for (int l = 0; l < L; ++l) {
-    q[l] = R(1);
-    c[l] = 0;
-  }
-  for (index_t i = 0; i < n; ++i) {
-    const R di = d[i], e2i = e2[i];
-    for (int l = 0; l < L; ++l) {
-      R v = (di - x[l]) - e2i / q[l];
-      v = (v < pivmin && v > -pivmin) ? -pivmin : v;  // dlaebz's pivot guard
-      q[l] = v;
-      c[l] += v <= R(0) ? 1 : 0;
-    }
-  }
-}
-
 // e2 / q for the GPU counts: on CUDA devices (double) the hardware's
 // approximate reciprocal refined by two Newton steps (to about one ulp)
 // times e2, where IEEE division is a sequence with a data-dependent slow
@@ -105,9 +83,13 @@ KOKKOS_INLINE_FUNCTION R ratio_for_count(R e2, R q) {
 #endif
 }
 
-// sturm_counts for the GPU kernel: the same recurrence with ratio_for_count.
-template <int L, class R>
-KOKKOS_INLINE_FUNCTION void sturm_counts_device(const R* d, const R* e2, index_t n, const R* x, R pivmin, index_t* c) {
+// count(x_l) for L points at once, c_l = number of eigenvalues <= x_l of the
+// scaled T. The L recurrences are independent: on CPUs they overlap the
+// latency of the divisions (and vectorize). e2(0) = 0 makes the first step
+// q_0 = d_0 - x (any nonzero q before it). DeviceRatio: e2 / q by
+// ratio_for_count (the GPU bisection kernel).
+template <int L, class R, bool DeviceRatio = false>
+KOKKOS_INLINE_FUNCTION void sturm_counts(const R* d, const R* e2, index_t n, const R* x, R pivmin, index_t* c) {
   R q[L];
   for (int l = 0; l < L; ++l) {
     q[l] = R(1);
@@ -116,7 +98,7 @@ KOKKOS_INLINE_FUNCTION void sturm_counts_device(const R* d, const R* e2, index_t
   for (index_t i = 0; i < n; ++i) {
     const R di = d[i], e2i = e2[i];
     for (int l = 0; l < L; ++l) {
-      R v = (di - x[l]) - ratio_for_count(e2i, q[l]);
+      R v = (di - x[l]) - (DeviceRatio ? ratio_for_count(e2i, q[l]) : e2i / q[l]);
       v = (v < pivmin && v > -pivmin) ? -pivmin : v;  // dlaebz's pivot guard
       q[l] = v;
       c[l] += v <= R(0) ? 1 : 0;
@@ -286,7 +268,7 @@ struct BisectGroups {
       for (int p = 1; p <= cuts; ++p) x[p] = lo + R(p) * width;
       x[cuts + 1] = hi;
       index_t c[per_lane];
-      sturm_counts_device<per_lane>(s.ws, s.ws + s.e2_at, s.n, x + part * per_lane + 1, s.pivmin, c);
+      sturm_counts<per_lane, R, true>(s.ws, s.ws + s.e2_at, s.n, x + part * per_lane + 1, s.pivmin, c);
       int mine = 0;
       for (int l = 0; l < per_lane; ++l) mine += c[l] <= k ? 1 : 0;
       const int below = backends::group_sum<group>(mine);  // cut points with count <= k
