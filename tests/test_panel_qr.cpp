@@ -33,7 +33,10 @@ TYPED_TEST(PanelQr, MatchesVendorGeqrf) {
   backends::Context<Space> ctx{Space()};
   std::mt19937_64 rng(23);
   for (index_t k : {index_t(1), index_t(3), index_t(17), index_t(64)}) {
-    for (index_t m : {index_t(1), index_t(2), k, k + 1, index_t(100), index_t(1000), index_t(20000), index_t(40000)}) {
+    // m = 1000, 5000, 12000, 20000 on 132 multiprocessors: 4, 8, 16, 32 rows
+    // a thread in registers; 40000: streamed through L2.
+    for (index_t m : {index_t(1), index_t(2), k, k + 1, index_t(100), index_t(1000), index_t(5000), index_t(12000),
+                      index_t(20000), index_t(40000)}) {
       SCOPED_TRACE("panel_qr m=" + std::to_string(m) + " k=" + std::to_string(k));
       // A leading dimension larger than m, as for sy2sb's panels.
       HostMatrix<T> host("host", m + 3, k);

@@ -340,8 +340,18 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
                                .set_scratch_size(0, Kokkos::PerTeam(Functor::scratch_bytes())),
                            functor);
     };
-    // The panel in registers where a team's rows fit: 16 rows per thread, 32
-    // for scalars of at most 8 bytes (64 registers of doubles).
+    // The panel in registers where a team's rows fit: 4, 8 or 16 rows per
+    // thread, 32 for scalars of at most 8 bytes (64 registers of doubles);
+    // the fewest that hold the team's rows, since every step walks all of
+    // a thread's slots.
+    if (rows <= detail::PanelQrResident<T, ExecSpace, 4>::rows_per_team) {
+      launch(detail::PanelQrResident<T, ExecSpace, 4>{kernel});
+      return;
+    }
+    if (rows <= detail::PanelQrResident<T, ExecSpace, 8>::rows_per_team) {
+      launch(detail::PanelQrResident<T, ExecSpace, 8>{kernel});
+      return;
+    }
     if (rows <= detail::PanelQrResident<T, ExecSpace, 16>::rows_per_team) {
       launch(detail::PanelQrResident<T, ExecSpace, 16>{kernel});
       return;
