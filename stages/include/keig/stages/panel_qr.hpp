@@ -26,7 +26,7 @@
 // j + 1's meeting.
 //
 // Where a team's rows fit in its threads' registers (m up to about 16 or 32
-// rows per thread times 8 groups times the multiprocessors: n = 16384 and
+// rows per thread times 8 or 16 groups times the multiprocessors: n = 16384 and
 // 32768 panels on an H200), PanelQrResident keeps the panel there for all
 // k steps; larger panels stream through L2 at every step (PanelQr).
 #pragma once
@@ -55,16 +55,19 @@ bool panel_qr_available(index_t k) {
 
 namespace detail {
 
-template <class T, class ExecSpace>
+template <class T, class ExecSpace, int Cols = static_cast<int>(panel_qr_max_columns)>
 struct PanelQr {
   using R = real_t<T>;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Scratch = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  // Thread (group, column); 8 groups: a team of 512 threads. With 4 groups
-  // (8 warps per multiprocessor) the H200 profile showed a latency-bound
-  // instruction stream, 43 cycles between a warp's instructions and about
-  // 20 us per column at m = 16320.
-  static constexpr int cols = static_cast<int>(panel_qr_max_columns), groups = 8;
+  // Thread (group, column): a team of 512 threads, Cols = 64 columns (8
+  // groups) or, for panels of at most 32 columns, 32 (16 groups: half the
+  // rows a thread, no idle columns). With 256 threads (8 warps per
+  // multiprocessor) the H200 profile showed a latency-bound instruction
+  // stream, 43 cycles between a warp's instructions and about 20 us per
+  // column at m = 16320.
+  static_assert(Cols == 32 || Cols == 64, "PanelQr: 32 or 64 columns");
+  static constexpr int cols = Cols, groups = 512 / Cols;
   static constexpr int team_size = cols * groups;
   // Rows a thread handles per batch: all loads of a batch are issued before
   // any store (row by row, each load would wait for the previous store).
@@ -192,9 +195,9 @@ struct PanelQr {
 // meeting of all teams per column. PanelQr streams the panel through L2 at
 // every step: 2 loads and a store per entry, about 13 us per column at
 // n = 16384 on the H200.
-template <class T, class ExecSpace, int NR>
+template <class T, class ExecSpace, int NR, int Cols = static_cast<int>(panel_qr_max_columns)>
 struct PanelQrResident {
-  using Base = PanelQr<T, ExecSpace>;
+  using Base = PanelQr<T, ExecSpace, Cols>;
   using R = real_t<T>;
   using Team = typename Base::Team;
   using Scratch = typename Base::Scratch;
@@ -324,45 +327,42 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
         if (i == 0) *arrived = 0;
       });
   if constexpr (backends::is_cuda_space_v<ExecSpace>) {
-    using Kernel = detail::PanelQr<T, ExecSpace>;
     // About 32 rows per team at least; at most one team per multiprocessor.
     index_t teams = (m + 31) / 32;
     const index_t limit = backends::multiprocessors(space);
     if (teams > limit) teams = limit;
     const index_t rows = (m + teams - 1) / teams;
     teams = (m + rows - 1) / rows;  // no team without rows
-    const Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows};
-    const auto launch = [&](const auto& functor) {
-      using Functor = std::decay_t<decltype(functor)>;
-      Kokkos::parallel_for("keig::panel_qr",
-                           Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Kernel::team_size, 1>>(
-                               space, teams, Kernel::team_size)
-                               .set_scratch_size(0, Kokkos::PerTeam(Functor::scratch_bytes())),
-                           functor);
-    };
-    // The panel in registers where a team's rows fit: 4, 8 or 16 rows per
-    // thread, 32 for scalars of at most 8 bytes (64 registers of doubles);
-    // the fewest that hold the team's rows, since every step walks all of
-    // a thread's slots.
-    if (rows <= detail::PanelQrResident<T, ExecSpace, 4>::rows_per_team) {
-      launch(detail::PanelQrResident<T, ExecSpace, 4>{kernel});
-      return;
-    }
-    if (rows <= detail::PanelQrResident<T, ExecSpace, 8>::rows_per_team) {
-      launch(detail::PanelQrResident<T, ExecSpace, 8>{kernel});
-      return;
-    }
-    if (rows <= detail::PanelQrResident<T, ExecSpace, 16>::rows_per_team) {
-      launch(detail::PanelQrResident<T, ExecSpace, 16>{kernel});
-      return;
-    }
-    if constexpr (sizeof(T) <= 8) {
-      if (rows <= detail::PanelQrResident<T, ExecSpace, 32>::rows_per_team) {
-        launch(detail::PanelQrResident<T, ExecSpace, 32>{kernel});
-        return;
+    const auto run = [&](auto cols_tag) {
+      constexpr int Cols = decltype(cols_tag)::value;
+      using Kernel = detail::PanelQr<T, ExecSpace, Cols>;
+      const Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows};
+      const auto launch = [&](const auto& functor) {
+        using Functor = std::decay_t<decltype(functor)>;
+        Kokkos::parallel_for("keig::panel_qr",
+                             Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<Kernel::team_size, 1>>(
+                                 space, teams, Kernel::team_size)
+                                 .set_scratch_size(0, Kokkos::PerTeam(Functor::scratch_bytes())),
+                             functor);
+      };
+      // The panel in registers where a team's rows fit: 4, 8 or 16 rows per
+      // thread, 32 for scalars of at most 8 bytes (64 registers of doubles);
+      // the fewest that hold the team's rows, since every step walks all of
+      // a thread's slots.
+      using R4 = detail::PanelQrResident<T, ExecSpace, 4, Cols>;
+      using R8 = detail::PanelQrResident<T, ExecSpace, 8, Cols>;
+      using R16 = detail::PanelQrResident<T, ExecSpace, 16, Cols>;
+      if (rows <= R4::rows_per_team) return launch(R4{kernel});
+      if (rows <= R8::rows_per_team) return launch(R8{kernel});
+      if (rows <= R16::rows_per_team) return launch(R16{kernel});
+      if constexpr (sizeof(T) <= 8) {
+        using R32 = detail::PanelQrResident<T, ExecSpace, 32, Cols>;
+        if (rows <= R32::rows_per_team) return launch(R32{kernel});
       }
-    }
-    launch(kernel);
+      launch(kernel);
+    };
+    if (k <= 32) run(std::integral_constant<int, 32>{});
+    else run(std::integral_constant<int, 64>{});
   }
 }
 
