@@ -53,6 +53,10 @@ constexpr int kTile = 64;        // rows of a block of X, rows and columns of A'
 constexpr int kThreads = 256;    // 8 warps (16, at most 64 registers a thread at two blocks a multiprocessor, spilled)
 constexpr int kLd = kTile + 4;   // shared stride (doubles): a half warp's fragment loads hit distinct banks
 
+// Blocks a multiprocessor holds: two with 32 columns (104 KB of shared
+// memory each), one with 64 (139 KB).
+__host__ __device__ constexpr int blocks_per_sm(int kc) { return kc == 32 ? 2 : 1; }
+
 constexpr size_t shared_bytes(int kc) { return size_t(2) * (kTile + kc) * kLd * sizeof(double); }
 
 // 8-byte asynchronous copy global -> shared (sm_80), zero-filled when !valid
@@ -72,7 +76,7 @@ __device__ __forceinline__ void copy_wait_all_but_one() { asm volatile("cp.async
 // register-staged first version was issue-bound on the staging's address
 // arithmetic: 217 against 184 us at m = 6912).
 template <int KC>
-__global__ void __launch_bounds__(kThreads, KC == 32 ? 2 : 1)
+__global__ void __launch_bounds__(kThreads, blocks_per_sm(KC))
     symm_skinny_kernel(index_t m, int k, const double* __restrict__ a, index_t lda, const double* __restrict__ v,
                        index_t ldv, double* __restrict__ x, index_t ldx, index_t tiles, int parts) {
   constexpr int NT = KC / 8, kSplits = kThreads / 128, kInner = kTile / kSplits;
@@ -119,8 +123,8 @@ __global__ void __launch_bounds__(kThreads, KC == 32 ? 2 : 1)
 #pragma unroll
   for (int i = 0; i < NT; ++i) acc[i][0][0] = acc[i][0][1] = acc[i][1][0] = acc[i][1][1] = 0.0;
   // acc += Atile V over this warp's inner indices; at(i, kk) reads Atile.
-  // Inner steps of 16 (mma_16x8x16: with 16 x 8 x 4 products the H200's
-  // FP64 tensor pipe throttled the warps at 42 % of its peak).
+  // One mma_16x8x16 per 16 inner indices (four 16 x 8 x 4 products ran at
+  // the same rate, but cost more instructions).
   const auto product = [&](const double* vt, auto at) {
 #pragma unroll
     for (int kk = kbase; kk < kbase + kInner; kk += 16) {
@@ -196,7 +200,7 @@ bool symm_skinny_supported(const CudaContext& ctx) {
 }
 
 index_t symm_skinny_resident_rows(const CudaContext& ctx, index_t k) {
-  return index_t(kTile) * ctx.space().cuda_device_prop().multiProcessorCount * (k <= 32 ? 2 : 1);
+  return index_t(kTile) * ctx.space().cuda_device_prop().multiProcessorCount * blocks_per_sm(k <= 32 ? 32 : 64);
 }
 
 void symm_lower_skinny(const CudaContext& ctx, index_t m, index_t k, const double* a, index_t lda, const double* v,
@@ -211,9 +215,9 @@ void symm_lower_skinny(const CudaContext& ctx, index_t m, index_t k, const doubl
   if (m == 0 || k == 0) return;
   const cudaStream_t stream = ctx.space().cuda_stream();
   const index_t tiles = (m + kTile - 1) / kTile;
-  const auto launch = [&](auto kernel, int kc, int per_sm) {
+  const auto launch = [&](auto kernel, int kc) {
     // Split the steps where the row blocks alone leave multiprocessors idle.
-    const index_t slots = index_t(ctx.space().cuda_device_prop().multiProcessorCount) * per_sm;
+    const index_t slots = symm_skinny_resident_rows(ctx, kc) / kTile;
     const int parts = static_cast<int>(std::clamp<index_t>(slots / tiles, 1, std::min<index_t>(tiles, 8)));
     if (parts > 1)
       detail::check_cuda("cudaMemset2DAsync", cudaMemset2DAsync(x, ldx * sizeof(double), 0, m * sizeof(double), k, stream));
@@ -224,8 +228,8 @@ void symm_lower_skinny(const CudaContext& ctx, index_t m, index_t k, const doubl
                                                                               ldx, tiles, parts);
     detail::check_cuda("symm_skinny_kernel launch", cudaGetLastError());
   };
-  if (k <= 32) launch(symm_skinny_kernel<32>, 32, 2);
-  else launch(symm_skinny_kernel<64>, 64, 1);
+  if (k <= 32) launch(symm_skinny_kernel<32>, 32);
+  else launch(symm_skinny_kernel<64>, 64);
 }
 
 }  // namespace keig::backends::cuda

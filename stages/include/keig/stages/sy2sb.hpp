@@ -187,8 +187,10 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     throw InvalidArgument("product", "sy2sb: the skinny product runs with the Blocked update for real double on CUDA "
                                      "devices of compute capability 8.0 or newer, b <= 64 (b = " +
                                          std::to_string(b) + ")");
-  const bool skinny = skinny_ok && options.product != Sy2sbProduct::Gemm;
-  const index_t skinny_rows = options.product == Sy2sbProduct::Skinny ? n
+  // Trailing matrices of at most skinny_rows rows take the tensor-core
+  // X = A22 V (0: none).
+  const index_t skinny_rows = !skinny_ok || options.product == Sy2sbProduct::Gemm ? 0
+                              : options.product == Sy2sbProduct::Skinny        ? n
                               : b <= 32 ? backends::symm_skinny_resident_rows<T>(ctx, b)
                                         : 0;
   const index_t nb = options.block > 0 ? options.block : sy2sb_block_columns(n, b);
@@ -217,7 +219,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     const Mat A22 = block(a, first, n, first, n);
     if (full) {
       backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), A22, V, T(0), X);
-    } else if (skinny && m <= skinny_rows) {
+    } else if (m <= skinny_rows) {
       backends::symm_lower_skinny<T>(ctx, A22, V, X);
     } else if (blocked) {
       for (index_t c0 = 0, c1; c0 < m; c0 = c1) {

@@ -139,9 +139,9 @@ struct BisectionSetup {
   R ulp, pivmin;
 
   KOKKOS_INLINE_FUNCTION void bounds(R& gl, R& gu) const { bisection_bounds(ws + bounds_at, n, ulp, pivmin, gl, gu); }
-  template <int L>
+  template <int L, bool DeviceRatio = false>
   KOKKOS_INLINE_FUNCTION void counts(const R* x, index_t* c) const {
-    sturm_counts<L>(ws, ws + e2_at, n, x, pivmin, c);
+    sturm_counts<L, R, DeviceRatio>(ws, ws + e2_at, n, x, pivmin, c);
   }
 };
 
@@ -268,7 +268,7 @@ struct BisectGroups {
       for (int p = 1; p <= cuts; ++p) x[p] = lo + R(p) * width;
       x[cuts + 1] = hi;
       index_t c[per_lane];
-      sturm_counts<per_lane, R, true>(s.ws, s.ws + s.e2_at, s.n, x + part * per_lane + 1, s.pivmin, c);
+      s.template counts<per_lane, true>(x + part * per_lane + 1, c);
       int mine = 0;
       for (int l = 0; l < per_lane; ++l) mine += c[l] <= k ? 1 : 0;
       const int below = backends::group_sum<group>(mine);  // cut points with count <= k
