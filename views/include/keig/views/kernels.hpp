@@ -37,15 +37,24 @@ index_t find_nonfinite(const ExecSpace& space, const Matrix<T, ExecSpace>& a, Up
   if (n == 0) return -1;
   const bool lower = uplo == Uplo::Lower;
   index_t first = n * n;
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  // A team per column, over the referenced rows only: contiguous reads (a
+  // 2-D range with a reduction ran at about 70 GB/s on an H200, 16 ms at
+  // n = 16384, 3 % of a two-stage solve).
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
   Kokkos::parallel_reduce(
-      "keig::find_nonfinite", Policy(space, {0, 0}, {n, n}),
-      KOKKOS_LAMBDA(const index_t i, const index_t j, index_t& found) {
-        const bool referenced = lower ? i >= j : i <= j;
-        if (referenced && !is_finite(a(i, j))) {
-          const index_t linear = j * n + i;
-          if (linear < found) found = linear;
-        }
+      "keig::find_nonfinite", Policy(space, n, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team, index_t& found) {
+        const index_t j = team.league_rank();
+        index_t in_column = n * n;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, lower ? j : 0, lower ? n : j + 1),
+            [&](const index_t i, index_t& f) {
+              if (!is_finite(a(i, j)) && j * n + i < f) f = j * n + i;
+            },
+            Kokkos::Min<index_t>(in_column));
+        Kokkos::single(Kokkos::PerTeam(team), [&] {
+          if (in_column < found) found = in_column;
+        });
       },
       Kokkos::Min<index_t>(first));
   return first < n * n ? first : -1;
