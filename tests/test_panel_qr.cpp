@@ -2,8 +2,10 @@
 // geqrf on the same panel: both follow LAPACK's conventions (beta =
 // -sign(alpha) |(alpha, x)|, v(0) = 1), so R, the reflectors and tau agree to
 // rounding. Sizes cover one team and many (up to one per multiprocessor),
-// m < k, and k up to the limit of 64 columns. Host execution spaces must
-// refuse with InvalidArgument.
+// m < k, and k up to the limit of 64 columns. The optional V and T (formed
+// in the same launch) must match the geqrf result's reflectors and the
+// vendor's larft on them. Host execution spaces must refuse with
+// InvalidArgument.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -30,6 +32,16 @@ TYPED_TEST(PanelQr, MatchesVendorGeqrf) {
         InvalidArgument);
     return;
   }
+  {  // V and T of the wrong shape are refused by name
+    SpaceMatrix<T> a("a", 10, 4), wrong("wrong", 10, 3);
+    SpaceVector<T> tau("tau", 4);
+    EXPECT_THROW((stages::panel_qr<T, Space>(Space(), to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work),
+                                             stages::PanelQrFactors<T, Space>{to_matrix<Space>(wrong), {}})),
+                 InvalidArgument);
+    EXPECT_THROW((stages::panel_qr<T, Space>(Space(), to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work),
+                                             stages::PanelQrFactors<T, Space>{{}, to_matrix<Space>(wrong)})),
+                 InvalidArgument);
+  }
   backends::Context<Space> ctx{Space()};
   std::mt19937_64 rng(23);
   for (index_t k : {index_t(1), index_t(3), index_t(17), index_t(64)}) {
@@ -48,8 +60,20 @@ TYPED_TEST(PanelQr, MatchesVendorGeqrf) {
       const Matrix<T, Space> a_theirs = Kokkos::subview(theirs, rows, Kokkos::ALL);
       const index_t kk = std::min(m, k);
       SpaceVector<T> tau_mine("tau_mine", kk), tau_theirs("tau_theirs", kk);
-      stages::panel_qr<T, Space>(Space(), a_mine, to_vector<Space>(tau_mine), to_vector<Space>(work));
+      SpaceMatrix<T> v_mine("v_mine", m, kk), t_mine("t_mine", kk, kk), t_theirs("t_theirs", kk, kk);
+      Kokkos::deep_copy(t_mine, T(7));  // every entry must be written
+      stages::panel_qr<T, Space>(Space(), a_mine, to_vector<Space>(tau_mine), to_vector<Space>(work),
+                                 stages::PanelQrFactors<T, Space>{to_matrix<Space>(v_mine), to_matrix<Space>(t_mine)});
       backends::geqrf<T>(ctx, a_theirs, to_vector<Space>(tau_theirs));
+      // The vendor's T on the vendor's reflectors.
+      HostMatrix<T> v_host("v_host", m, kk);
+      {
+        const auto th0 = to_host(theirs);
+        for (index_t j = 0; j < kk; ++j)
+          for (index_t i = 0; i < m; ++i) v_host(i, j) = i < j ? T(0) : (i == j ? T(1) : th0(i, j));
+      }
+      auto v_theirs = to_space(v_host);
+      backends::larft<T>(ctx, to_matrix<Space>(v_theirs), to_vector<Space>(tau_theirs), to_matrix<Space>(t_theirs));
       Kokkos::fence();
       const auto mh = to_host(mine), th = to_host(theirs);
       const auto tm = to_host(tau_mine), tt = to_host(tau_theirs);
@@ -63,6 +87,17 @@ TYPED_TEST(PanelQr, MatchesVendorGeqrf) {
       }
       for (index_t j = 0; j < kk; ++j) worst = std::max(worst, std::sqrt(double(abs_squared(T(tm(j) - tt(j))))));
       EXPECT_LE(worst, tol);
+      const auto vm = to_host(v_mine), tfm = to_host(t_mine), tft = to_host(t_theirs);
+      double worst_v = 0, worst_t = 0;
+      for (index_t j = 0; j < kk; ++j) {
+        for (index_t i = 0; i < m; ++i) worst_v = std::max(worst_v, std::sqrt(double(abs_squared(T(vm(i, j) - v_host(i, j))))));
+        for (index_t i = 0; i < kk; ++i) {  // larft leaves the strict lower triangle alone: it must be zero here
+          const T expected = i <= j ? tft(i, j) : T(0);
+          worst_t = std::max(worst_t, std::sqrt(double(abs_squared(T(tfm(i, j) - expected)))));
+        }
+      }
+      EXPECT_LE(worst_v, tol) << "V";
+      EXPECT_LE(worst_t, tol) << "T";
       EXPECT_EQ(untouched, 0) << "panel_qr wrote outside the panel";
     }
   }

@@ -25,6 +25,17 @@
 // every team finished reading at step j - 1 and none adds to before step
 // j + 1's meeting.
 //
+// The same meetings also give the compact-WY factor T of Q = I - V T V^H
+// (?larft's, forward and columnwise), so sy2sb needs no larft launches: at
+// step j the threads of the finished columns q < j, idle in the sums above,
+// add s_q = sum_{g > j} conj(A(g, j)) v_q(g) in the same buffer, and with
+// v_j = (1, x scale) below row j,
+//   (V^H v_j)_q = conj(v_q(j)) + scale conj(s_q),
+//   T(0:j, j) = -tau_j T(0:j, 0:j) (V^H v_j)(0:j),   T(j, j) = tau_j,
+// which team 0's thread q forms from row q of T it wrote itself at the earlier
+// steps. Optionally the reflectors are also written as a matrix V (unit
+// diagonal, zeros above), the shape the blocked products take.
+//
 // Where a team's rows fit in its threads' registers (m up to about 16 or 32
 // rows per thread times 8 or 16 groups times the multiprocessors: n = 16384 and
 // 32768 panels on an H200), PanelQrResident keeps the panel there for all
@@ -46,6 +57,13 @@ inline constexpr index_t panel_qr_max_columns = 64;
 // Workspace (elements of T): three buffers of 64 sums and three pivot rows,
 // and the arrival counter.
 inline index_t panel_qr_workspace_size() { return 6 * panel_qr_max_columns + 1; }
+
+// Optional outputs of panel_qr (empty views: not formed).
+template <class T, class ExecSpace>
+struct PanelQrFactors {
+  Matrix<T, ExecSpace> v;  // m x min(m, k): the reflectors, unit diagonal and zeros above it
+  Matrix<T, ExecSpace> t;  // min(m, k) square: upper triangular T of Q = I - V T V^H (zeros below)
+};
 
 // GPU execution spaces and k <= 64.
 template <class ExecSpace>
@@ -79,6 +97,29 @@ struct PanelQr {
   T* buffers;    // [3][64] sums (step j in j % 3), then [3][64] pivot rows
   int* arrived;  // teams arrived, summed over the steps (zero at launch)
   index_t m, k, kk, teams, rows;
+  Matrix<T, ExecSpace> v, t;  // PanelQrFactors (empty: not formed)
+  bool want_t;                // t is formed: the sums also run over the finished columns
+
+  // Column c takes part in step j's sums (and its pivot entry is published).
+  KOKKOS_INLINE_FUNCTION bool in_sums(int c, index_t j) const { return c < k && (c >= j || want_t); }
+  // Team 0's thread for row c of T, once every team has step j's sums in
+  // (sum, piv): T(c, j) (see the top of this file).
+  template <class Sc>
+  KOKKOS_INLINE_FUNCTION void form_t_column(int c, index_t j, const T& tau_j, const T& scale, const Sc& sum,
+                                            const Sc& piv) const {
+    if (c > kk - 1) return;
+    if (c < j) {
+      T acc = T(0);
+      for (index_t q = c; q < j; ++q) acc += t(c, q) * (conjugate(piv(q)) + scale * conjugate(sum(q)));
+      t(c, j) = -tau_j * acc;
+    } else {
+      t(c, j) = c == j ? tau_j : T(0);
+    }
+  }
+  // v(g, c) from the factored panel's entry y = A(g, c).
+  KOKKOS_INLINE_FUNCTION static T reflector_entry(index_t g, index_t c, const T& y) {
+    return g < c ? T(0) : (g == c ? T(1) : y);
+  }
 
   KOKKOS_INLINE_FUNCTION T* sums_of(index_t step) const { return buffers + (step % 3) * cols; }
   KOKKOS_INLINE_FUNCTION T* pivot_of(index_t step) const { return buffers + (3 + step % 3) * cols; }
@@ -111,7 +152,7 @@ struct PanelQr {
     const int t = team.team_rank(), c = t % cols, rg = t / cols;
     const index_t p = team.league_rank(), r0 = p * rows, r1 = r0 + rows < m ? r0 + rows : m;
     T acc = T(0);
-    if (c >= j && c < k) {
+    if (in_sums(c, j)) {
       const T* const xj = &a(0, j);
       const T* const yc = &a(0, c);
       for (index_t g = first_below(r0, rg, j); g < r1; g += groups * batch) {
@@ -123,7 +164,7 @@ struct PanelQr {
     }
     red(rg * cols + c) = acc;
     team.team_barrier();
-    if (rg == 0 && c >= j && c < k) {
+    if (rg == 0 && in_sums(c, j)) {
       T s = T(0);
       for (int h = 0; h < groups; ++h) s += red(h * cols + c);
       add_to(sums_of(j) + c, s);
@@ -141,7 +182,7 @@ struct PanelQr {
     for (index_t j = 0; j < kk; ++j) {
       if (t == 0) backends::wait_progress(arrived, static_cast<int>((j + 1) * teams));
       team.team_barrier();
-      if (rg == 0 && c >= j && c < k) {
+      if (rg == 0 && c < k && (c >= j || (want_t && p == 0))) {
         sum(c) = backends::load_coherent(sums_of(j) + c);
         piv(c) = backends::load_coherent(pivot_of(j) + c);
       }
@@ -150,6 +191,7 @@ struct PanelQr {
       T tau_j, scale;
       R beta;
       householder(piv(j), real_part(sum(j)), tau_j, scale, beta);
+      if (want_t && p == 0 && rg == 0) form_t_column(c, j, tau_j, scale, sum, piv);
       const bool mine = j >= r0 && j < r1 && (j - r0) % groups == rg;  // this thread's group holds row j
       if (c > j && c < k) {
         const T z = conjugate(tau_j) * (piv(c) + conjugate(scale) * sum(c));
@@ -182,6 +224,11 @@ struct PanelQr {
       }
       if (p == 0 && t == 0) tau(j) = tau_j;
       if (j + 1 < kk) publish_partials(team, j + 1, red);
+    }
+    if (v.data() != nullptr) {
+      team.team_barrier();  // the last column is scaled by its own threads
+      if (c < kk)
+        for (index_t g = r0 + rg; g < r1; g += groups) v(g, c) = reflector_entry(g, c, a(g, c));
     }
   }
 };
@@ -222,7 +269,7 @@ struct PanelQrResident {
     }
     team.team_barrier();
     T acc = T(0);
-    if (c >= j && c < q.k) {
+    if (q.in_sums(c, j)) {
 #pragma unroll
       for (int i = 0; i < NR; ++i)
         if (row(r0, rg, i) > j) acc += conjugate(x[i]) * y[i];  // rows >= r1 hold zeros
@@ -237,7 +284,7 @@ struct PanelQrResident {
     }
     red(rg * cols + c) = acc;
     team.team_barrier();
-    if (rg == 0 && c >= j && c < q.k) {
+    if (rg == 0 && q.in_sums(c, j)) {
       T s = T(0);
       for (int h = 0; h < groups; ++h) s += red(h * cols + c);
       Base::add_to(q.sums_of(j) + c, s);
@@ -261,7 +308,7 @@ struct PanelQrResident {
     for (index_t j = 0; j < q.kk; ++j) {
       if (t == 0) backends::wait_progress(q.arrived, static_cast<int>((j + 1) * q.teams));
       team.team_barrier();
-      if (rg == 0 && c >= j && c < q.k) {
+      if (rg == 0 && c < q.k && (c >= j || (q.want_t && p == 0))) {
         sum(c) = backends::load_coherent(q.sums_of(j) + c);
         piv(c) = backends::load_coherent(q.pivot_of(j) + c);
       }
@@ -270,6 +317,7 @@ struct PanelQrResident {
       T tau_j, scale;
       R beta;
       householder(piv(j), real_part(sum(j)), tau_j, scale, beta);
+      if (q.want_t && p == 0 && rg == 0) q.form_t_column(c, j, tau_j, scale, sum, piv);
       const bool owner = j >= r0 && j < r1 && (j - r0) % groups == rg;  // this thread's group holds row j
       const int ij = owner ? static_cast<int>((j - r0) / groups) : -1;
       const T* const x = &xs((j % 2) * groups * NR + rg * NR);  // column j as published at step j
@@ -292,10 +340,14 @@ struct PanelQrResident {
       if (j + 1 < q.kk) publish(team, j + 1, y, red, xs);
     }
     if (c < q.k) {
+      const bool want_v = q.v.data() != nullptr && c < q.kk;
 #pragma unroll
       for (int i = 0; i < NR; ++i) {
         const index_t g = row(r0, rg, i);
-        if (g < r1) q.a(g, c) = y[i];
+        if (g < r1) {
+          q.a(g, c) = y[i];
+          if (want_v) q.v(g, c) = Base::reflector_entry(g, c, y[i]);
+        }
       }
     }
   }
@@ -305,11 +357,12 @@ struct PanelQrResident {
 
 // QR of the panel a (m x k, k <= 64; any leading dimension) in place, as
 // ?geqrf: tau gets min(m, k) scalars. work: panel_qr_workspace_size().
+// factors: V and T where wanted (see PanelQrFactors; T as ?larft forms it).
 // GPU execution spaces only (teams wait on each other: they must all be
 // resident); elsewhere InvalidArgument names `a`. Asynchronous on `space`.
 template <class T, class ExecSpace>
 void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vector<T, ExecSpace>& tau,
-              const Vector<T, ExecSpace>& work) {
+              const Vector<T, ExecSpace>& work, const PanelQrFactors<T, ExecSpace>& factors = {}) {
   const index_t m = a.extent(0), k = a.extent(1), kk = m < k ? m : k;
   if (!panel_qr_available<ExecSpace>(k))
     throw InvalidArgument("a", "panel_qr: runs on GPU execution spaces for panels of at most 64 columns, got " +
@@ -317,6 +370,13 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
   if (static_cast<index_t>(tau.extent(0)) < kk) throw InvalidArgument("tau", "panel_qr: needs min(m, k) entries");
   if (static_cast<index_t>(work.extent(0)) < panel_qr_workspace_size())
     throw InvalidArgument("work", "panel_qr: needs panel_qr_workspace_size() entries");
+  const Matrix<T, ExecSpace> v = factors.v, t = factors.t;  // (structured bindings: not capturable in C++17)
+  if (v.data() != nullptr && (static_cast<index_t>(v.extent(0)) != m || static_cast<index_t>(v.extent(1)) != kk))
+    throw InvalidArgument("factors.v", "panel_qr: V must be " + std::to_string(m) + " x " + std::to_string(kk) +
+                                           ", got " + std::to_string(v.extent(0)) + " x " + std::to_string(v.extent(1)));
+  if (t.data() != nullptr && (static_cast<index_t>(t.extent(0)) != kk || static_cast<index_t>(t.extent(1)) != kk))
+    throw InvalidArgument("factors.t", "panel_qr: T must be " + std::to_string(kk) + " x " + std::to_string(kk) +
+                                           ", got " + std::to_string(t.extent(0)) + " x " + std::to_string(t.extent(1)));
   if (kk == 0) return;
   T* const buffers = work.data();
   int* const arrived = reinterpret_cast<int*>(work.data() + 6 * panel_qr_max_columns);
@@ -336,7 +396,7 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
     const auto run = [&](auto cols_tag) {
       constexpr int Cols = decltype(cols_tag)::value;
       using Kernel = detail::PanelQr<T, ExecSpace, Cols>;
-      const Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows};
+      const Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows, v, t, t.data() != nullptr};
       const auto launch = [&](const auto& functor) {
         using Functor = std::decay_t<decltype(functor)>;
         Kokkos::parallel_for("keig::panel_qr",
