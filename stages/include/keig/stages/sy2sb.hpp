@@ -4,7 +4,7 @@
 //
 //   for each panel of b columns starting at column i:
 //     QR of A(i+b:n, i:i+b) = V R             (panel_qr or geqrf: R stays in the band)
-//     T = larft(V, tau)                        (Q = I - V T V^H)
+//     T = larft(V, tau)                        (Q = I - V T V^H; panel_qr forms it in its launch)
 //     X = A22 V T                              (hemm/symm + trmm)
 //     W = X - 1/2 V (T^H (V^H X))              (gemm, trmm, gemm)
 //     A22 -= V W^H + W V^H                     (her2k/syr2k)
@@ -18,7 +18,8 @@
 // group's earlier updates, A(:, cols) -= V_e W_e(cols)^H + W_e V_e(cols)^H
 // ([V_e W_e]: the earlier panels' reflectors and W's), and its product is
 // corrected the same way, X = A_j V - V_e (W_e^H V) - W_e (V_e^H V), with
-// skinny gemms of inner size at most (g-1) b. The group then updates the
+// skinny gemms of inner size at most 2 (g-1) b (one gemm each: the storage
+// of the V's and W's keeps them contiguous, see vw_all). The group then updates the
 // trailing matrix once, A -= [V_e W_e] [W_e V_e]^H with inner size 2gb
 // (the delayed update of LAPACK's ?latrd, one level up).
 //
@@ -97,16 +98,18 @@ enum class Sy2sbPanel { Auto, Vendor, Keig };
 // Panels per trailing update (Sy2sbOptions::group; the groups are described
 // at the top of this file): the same flops, update gemms of inner size 2gb
 // instead of 2b, the trailing matrix read and written once per g panels.
-// On GPUs g b = 256 (inner size 512): H200, b = 64, 1 -> 4 panels: sy2sb
-// 0.317 -> 0.281 s at n = 16384, 1.72 -> 1.47 s at 32768 (2 and 3 in
-// between, 6 and 8 no better); b = 32, 8 panels: 0.355 s at 16384 (16: the
-// same). 2 cores, b = 32: 2 panels about as fast as 1 at n = 2000 and 1.18x
-// at 4000, 4 slower at 2000 (0.94x). Tuned with keig-bench --suite sy2sb
-// --groups.
+// On GPUs g b = 256 (inner size 512) for b = 64 and 384 for b <= 32: H200,
+// b = 64, 1 -> 4 panels: sy2sb 0.317 -> 0.281 s at n = 16384, 1.72 -> 1.47 s
+// at 32768 (2 and 3 in between, 6 and 8 no better); b = 32 (V and T from
+// panel_qr, one gemm per correction), n = 16384, two runs: 8 panels 0.323 /
+// 0.324 s, 10: 0.319 / 0.320, 12: 0.317 / 0.319, 14: 0.322 / 0.324, 16:
+// 0.322; n = 32768: 8 panels 1.767 s, 12: 1.748 s. 2 cores, b = 32: 2 panels
+// about as fast as 1 at n = 2000 and 1.18x at 4000, 4 slower at 2000
+// (0.94x). Tuned with keig-bench --suite sy2sb --groups.
 template <class ExecSpace>
 struct Sy2sbGroup {
   static index_t default_panels(index_t b) {
-    if constexpr (backends::is_cuda_space_v<ExecSpace>) return b >= 256 ? 1 : 256 / b;
+    if constexpr (backends::is_cuda_space_v<ExecSpace>) return b >= 256 ? 1 : (b <= 32 ? 384 : 256) / b;
     else return 2;
   }
 };
@@ -196,13 +199,18 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   const index_t nb = options.block > 0 ? options.block : sy2sb_block_columns(n, b);
   if (full || blocked) detail::mirror_full_hermitian(space, a, uplo);
   else if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
-  // vw_all = [V_0 .. V_{g-1} W_0 .. W_{g-1}], rows relative to the group's
-  // first trailing row; wv_all = [W.. V..] for the gemm updates.
+  // The group's reflectors and W's mirror around column gb of vw_all,
+  //   vw_all = [.. V_1 V_0 | W_0 W_1 ..]   (V_e ends at gb - e b, W_e starts at gb + e b),
+  // so the earlier panels' U = [V_{j-1} .. V_0 W_0 .. W_{j-1}] are the 2 j b
+  // columns around gb, with panel j's V just left of them and its X right.
+  // wv_all holds the partners in the same places ([.. W_1 W_0 | V_0 V_1 ..]),
+  // so U~ U^H-type sums are single gemms. Rows count from the group's first
+  // trailing row.
   T* p = work.data();
   const index_t gb = group * b;
   const Mat vw_all(p, n, 2 * gb), wv_all(p + 2 * n * gb, n, 2 * gb);
   p += 4 * n * gb;
-  const Mat s_all(p, b, b), t_all(p + b * b, b, b), c_all(p + 2 * b * b, gb, 2 * b);
+  const Mat s_all(p, b, b), t_all(p + b * b, b, b), c_all(p + 2 * b * b, 2 * gb, b);
   const Vector<T, ExecSpace> qr_work(p + 2 * b * b + 2 * gb * b, panel_qr_workspace_size());
   using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
   // Blocked: the block column of the trailing matrix from absolute column
@@ -242,63 +250,65 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     const index_t base = i0 + b, m1 = n - base;
     index_t panels = 0, ktot = 0;
     for (; panels < group && panels * b < m1; ++panels) ktot += std::min(b, m1 - panels * b);
-    const Mat VV = block(vw_all, 0, m1, 0, ktot), WW = block(vw_all, 0, m1, ktot, 2 * ktot);
     for (index_t j = 0; j < panels; ++j) {
       const index_t r = j * b, m = m1 - r, k = std::min(b, m), lead = j * b;  // lead: earlier panels' reflectors
       const index_t col = i0 + j * b;
+      // U and its partners U~ over the earlier panels, from row r0.
+      const auto earlier = [&](const Mat& all, index_t r0, index_t r1) { return block(all, r0, r1, gb - lead, gb + lead); };
       // The panel's columns made current by the group's earlier panels:
-      // A(col:n, col:col+b) -= V W(cols)^H + W V(cols)^H, rows and columns
-      // of the earlier (V, W) from row r - b (the panel's diagonal block).
+      // A(col:n, col:col+b) -= sum_e V_e W_e(cols)^H + W_e V_e(cols)^H
+      // = U U~(cols)^H, rows from r - b (the panel's diagonal block).
       if (j > 0 && !options.panels_only) {
-        const Mat Acol = block(a, col, n, col, col + b);
         const index_t r0 = r - b;
-        backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(VV, r0, m1, 0, lead),
-                          block(WW, r0, r, 0, lead), T(1), Acol);
-        backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(WW, r0, m1, 0, lead),
-                          block(VV, r0, r, 0, lead), T(1), Acol);
+        backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), earlier(vw_all, r0, m1), earlier(wv_all, r0, r),
+                          T(1), block(a, col, n, col, col + b));
       }
       const Mat panel = block(a, col + b, n, col, col + b);
       const Vector<T, ExecSpace> tau_p = Kokkos::subview(tau, std::make_pair(col, col + k));
-      if (keig_panel) panel_qr<T, ExecSpace>(space, panel, tau_p, qr_work);
-      else backends::geqrf<T>(ctx, panel, tau_p);
-      const Mat V = block(VV, r, m1, lead, lead + k);
-      Kokkos::parallel_for(
-          "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t i, const index_t c) {
-            V(i, c) = i < c ? T(0) : (i == c ? T(1) : panel(i, c));
-          });
+      const Mat V = block(vw_all, r, m1, gb - lead - k, gb - lead);
       const Mat Tf = block(t_all, 0, k, 0, k);
-      backends::larft<T>(ctx, V, tau_p, Tf);
+      if (keig_panel) {  // V and T come out of the panel's own launch
+        panel_qr<T, ExecSpace>(space, panel, tau_p, qr_work, PanelQrFactors<T, ExecSpace>{V, Tf});
+      } else {
+        backends::geqrf<T>(ctx, panel, tau_p);
+        Kokkos::parallel_for(
+            "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t i, const index_t c) {
+              V(i, c) = i < c ? T(0) : (i == c ? T(1) : panel(i, c));
+            });
+        backends::larft<T>(ctx, V, tau_p, Tf);
+      }
       if (options.panels_only) continue;
       // X = A_j V with A_j the trailing matrix as the group's earlier panels
-      // leave it: A_j V - V_e (W_e^H V) - W_e (V_e^H V) (seed 003 §5.2's W,
-      // with the update of A_j deferred).
-      const Mat X = block(WW, r, m1, lead, lead + k);
+      // leave it: A_j V - U~ (U^H V) (seed 003 §5.2's W, with the update of
+      // A_j deferred: sum_e W_e (V_e^H V) + V_e (W_e^H V)).
+      const Mat X = block(vw_all, r, m1, gb + lead, gb + lead + k);
       trailing_times(col + b, V, X);
       if (j > 0) {
-        const Mat Ve = block(VV, r, m1, 0, lead), We = block(WW, r, m1, 0, lead);
-        const Mat C1 = block(c_all, 0, lead, 0, k), C2 = block(c_all, 0, lead, b, b + k);
-        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), We, V, T(0), C1);
-        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), Ve, V, T(0), C2);
-        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), Ve, C1, T(1), X);
-        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), We, C2, T(1), X);
+        const Mat C = block(c_all, 0, 2 * lead, 0, k);
+        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), earlier(vw_all, r, m1), V, T(0), C);
+        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), earlier(wv_all, r, m1), C, T(1), X);
       }
       const Mat S = block(s_all, 0, k, 0, k);
       backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, X);    // X = X T
       backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, X, T(0), S);                     // S = V^H X
       backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
       backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);                // W = X - V S / 2
+      // The partners: W at V's place and V at W's place in wv_all.
+      const Mat W_at_v = block(wv_all, r, m1, gb - lead - k, gb - lead), V_at_w = block(wv_all, r, m1, gb + lead, gb + lead + k);
+      Kokkos::parallel_for(
+          "keig::sy2sb::partners", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t i, const index_t c) {
+            W_at_v(i, c) = X(i, c);
+            V_at_w(i, c) = V(i, c);
+          });
     }
     const index_t last = (panels - 1) * b;  // first row of the last panel's trailing matrix (in vw_all)
     const index_t first = base + last, m = n - first;
     i0 += panels * b;
     if (options.panels_only || m <= 0) continue;
     // A(first:, first:) -= [V W] [W V]^H over the group's 2 ktot columns.
-    const Mat VW = block(vw_all, last, m1, 0, 2 * ktot);
+    const Mat VW = block(vw_all, last, m1, gb - ktot, gb + ktot);
     if (full || blocked) {
-      const Mat WV = block(wv_all, last, m1, 0, 2 * ktot);
-      Kokkos::parallel_for(
-          "keig::sy2sb::swap_vw", Policy2(space, {0, 0}, {m, 2 * ktot}),
-          KOKKOS_LAMBDA(const index_t i, const index_t c) { WV(i, c) = VW(i, c < ktot ? c + ktot : c - ktot); });
+      const Mat WV = block(wv_all, last, m1, gb - ktot, gb + ktot);
       const Mat A22 = block(a, first, n, first, n);
       if (full) {
         backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), VW, WV, T(1), A22);
@@ -309,9 +319,9 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
                             block(WV, c0, c1, 0, 2 * ktot), T(1), block(A22, c0, m, c0, c1));
         }
       }
-    } else {  // A22 -= V W^H + W V^H
-      backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), block(VV, last, m1, 0, ktot),
-                         block(WW, last, m1, 0, ktot), R(1), block(a, first, n, first, n));
+    } else {  // A22 -= V W^H + W V^H (the W's partnered with the V's in wv_all)
+      backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), block(vw_all, last, m1, gb - ktot, gb),
+                         block(wv_all, last, m1, gb - ktot, gb), R(1), block(a, first, n, first, n));
     }
   }
 }
