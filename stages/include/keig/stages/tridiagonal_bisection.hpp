@@ -229,11 +229,13 @@ struct Bisect {
 // eligible warps a scheduler): L = 2 independent recurrences per lane fill
 // it at the same thread count and take 3.17 bits a step instead of 2.32,
 // once the division is one without a slow path (ratio_for_count; with IEEE
-// division L = 2 was slower: 0.060 against 0.051 s at n = 16384).
-template <class R, class WView, class ExecSpace>
+// division L = 2 was slower: 0.060 against 0.051 s at n = 16384). With many
+// eigenvalues the GPU is busy anyway and the fewer counts of L = 1 (G L /
+// log2(G L + 1) per bit: 1.7 against 2.5) win (the launch picks L by the number of eigenvalues).
+template <class R, class WView, class ExecSpace, int L = 2>
 struct BisectGroups {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  static constexpr int group = 4, per_lane = 2, cuts = group * per_lane;
+  static constexpr int group = 4, per_lane = L, cuts = group * per_lane;
   static constexpr int team_size = 128;
   BisectionSetup<R> s;
   const R* counts;
@@ -454,12 +456,20 @@ index_t tridiagonal_bisection(const ExecSpace& space, const Range& range, const 
   Kokkos::parallel_for("keig::bisection::multisection", Policy(space, 0, (points + lanes) / lanes),
                        detail::Multisection<lanes, R>{setup, ws + counts_at});
   if constexpr (backends::is_cuda_space_v<ExecSpace>) {
-    using Groups = detail::BisectGroups<R, Vector<R, ExecSpace>, ExecSpace>;
-    const index_t items = m * Groups::group;
-    Kokkos::parallel_for("keig::bisection::bisect",
-                         Kokkos::TeamPolicy<ExecSpace>(space, (items + Groups::team_size - 1) / Groups::team_size,
-                                                       Groups::team_size),
-                         Groups{setup, ws + counts_at, w, il, iu, xlo, xhi, u1, u2});
+    const auto launch = [&](auto per_lane) {
+      using Groups = detail::BisectGroups<R, Vector<R, ExecSpace>, ExecSpace, decltype(per_lane)::value>;
+      const index_t items = m * Groups::group;
+      Kokkos::parallel_for("keig::bisection::bisect",
+                           Kokkos::TeamPolicy<ExecSpace>(space, (items + Groups::team_size - 1) / Groups::team_size,
+                                                         Groups::team_size),
+                           Groups{setup, ws + counts_at, w, il, iu, xlo, xhi, u1, u2});
+    };
+    // Points per lane by the number of eigenvalues wanted (H200, all of n,
+    // tridiagonal stage of keig-bench --suite eigh --jobs values): L = 2 /
+    // L = 1: 0.014 / 0.017 s at n = 8192, 0.034 / 0.034 s at 16384, 0.118 /
+    // 0.098 s at 32768.
+    if (m >= 24576) launch(std::integral_constant<int, 1>{});
+    else launch(std::integral_constant<int, 2>{});
   } else {
     Kokkos::parallel_for("keig::bisection::bisect", Policy(space, 0, (m + lanes - 1) / lanes),
                          detail::Bisect<lanes, R, Vector<R, ExecSpace>>{setup, ws + counts_at, w, il, iu, xlo, xhi, u1, u2});
