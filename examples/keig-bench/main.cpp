@@ -56,6 +56,7 @@ struct Args {
   std::vector<int> fold_t = {0, 1};
   std::vector<index_t> batches = {8};  // bt_sb2st waves per T-factor batch
   std::vector<index_t> groups;         // sy2sb suite: panels per update to time besides the default (and 1)
+  std::vector<index_t> blocks;         // sy2sb suite: Blocked update block-column widths to time besides the default
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -74,7 +75,7 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--solver auto|dc|mrrr|bisection]\n"
                "                  [--symv-segments S1,S2,...]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,2,3,4]\n"
-               "                  [--batches B1,B2,...] [--groups G1,G2,...]\n",
+               "                  [--batches B1,B2,...] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n",
                error.c_str());
   std::exit(2);
 }
@@ -421,14 +422,14 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
         space, "keig::bench::work",
         st::sy2sb_workspace_size<T, Space>(n, b, *std::max_element(groups.begin(), groups.end())));
     auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel, bool panels_only = false, index_t group = 0,
-                    st::Sy2sbProduct product = st::Sy2sbProduct::Auto, double* issued = nullptr) {
+                    st::Sy2sbProduct product = st::Sy2sbProduct::Auto, double* issued = nullptr, index_t block = 0) {
       std::vector<double> t, host;
       for (int r = 0; r < 3; ++r) {
         fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
         space.fence();
         Kokkos::Timer timer;
         st::sy2sb<T, Space>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(a), keig::Vector<T, Space>(tau),
-                            keig::Vector<T, Space>(work), b, st::Sy2sbOptions{update, 0, panel, panels_only, group, product});
+                            keig::Vector<T, Space>(work), b, st::Sy2sbOptions{update, block, panel, panels_only, group, product});
         const double returned = timer.seconds();  // the host's share: issuing the launches
         space.fence();
         if (r > 0) t.push_back(timer.seconds()), host.push_back(returned);  // the first run warms up
@@ -473,6 +474,13 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
       std::snprintf(buf, sizeof buf, "%lld panels per update: %.0f%% of gemm (updates %.3f s)", (long long)g,
                     share(sec), sec - panels);
       rows.push_back({n, "sy2sb group=" + std::to_string(g), "sy2sb group=1", buf, sec, one});
+    }
+    // The default with other block-column widths of the Blocked update.
+    for (index_t nb : args.blocks) {
+      const double sec = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Auto, nullptr, nb);
+      std::snprintf(buf, sizeof buf, "block columns of %lld (default %lld): %.0f%% of gemm", (long long)nb,
+                    (long long)st::sy2sb_block_columns(n, b), share(sec));
+      rows.push_back({n, "sy2sb nb=" + std::to_string(nb), "sy2sb default nb", buf, sec, keig_s});
     }
     // bt_sy2sb on these reflectors, Z := Q1 Z for n columns, by reflectors
     // per compact-WY block (the solvers use bt_sy2sb_block(b)):
@@ -1090,6 +1098,12 @@ int main(int argc, char** argv) {
       for (const auto& v : split(value())) {
         args.groups.push_back(std::stoll(v));
         if (args.groups.back() < 1) usage("--groups takes panel counts >= 1");
+      }
+    } else if (k == "--blocks") {
+      args.blocks.clear();
+      for (const auto& v : split(value())) {
+        args.blocks.push_back(std::stoll(v));
+        if (args.blocks.back() < 1) usage("--blocks takes block-column widths >= 1");
       }
     } else if (k == "--fold-t") {
       args.fold_t.clear();
