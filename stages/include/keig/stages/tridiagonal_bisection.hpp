@@ -231,11 +231,13 @@ struct Bisect {
 // once the division is one without a slow path (ratio_for_count; with IEEE
 // division L = 2 was slower: 0.060 against 0.051 s at n = 16384). With many
 // eigenvalues the GPU is busy anyway and the fewer counts of L = 1 (G L /
-// log2(G L + 1) per bit: 1.7 against 2.5) win (the launch picks L by the number of eigenvalues).
-template <class R, class WView, class ExecSpace, int L = 2>
+// log2(G L + 1) per bit: 1.7 against 2.5) win; with few, G = 8 lanes of one
+// point each (the same 3.17 bits a step on twice the threads) hide the
+// latency better. The launch picks G and L by the number of eigenvalues.
+template <class R, class WView, class ExecSpace, int L = 2, int G = 4>
 struct BisectGroups {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  static constexpr int group = 4, per_lane = L, cuts = group * per_lane;
+  static constexpr int group = G, per_lane = L, cuts = group * per_lane;
   static constexpr int team_size = 128;
   BisectionSetup<R> s;
   const R* counts;
@@ -456,20 +458,24 @@ index_t tridiagonal_bisection(const ExecSpace& space, const Range& range, const 
   Kokkos::parallel_for("keig::bisection::multisection", Policy(space, 0, (points + lanes) / lanes),
                        detail::Multisection<lanes, R>{setup, ws + counts_at});
   if constexpr (backends::is_cuda_space_v<ExecSpace>) {
-    const auto launch = [&](auto per_lane) {
-      using Groups = detail::BisectGroups<R, Vector<R, ExecSpace>, ExecSpace, decltype(per_lane)::value>;
+    const auto launch = [&](auto per_lane, auto lanes_per_group) {
+      using Groups = detail::BisectGroups<R, Vector<R, ExecSpace>, ExecSpace, decltype(per_lane)::value,
+                                          decltype(lanes_per_group)::value>;
       const index_t items = m * Groups::group;
       Kokkos::parallel_for("keig::bisection::bisect",
                            Kokkos::TeamPolicy<ExecSpace>(space, (items + Groups::team_size - 1) / Groups::team_size,
                                                          Groups::team_size),
                            Groups{setup, ws + counts_at, w, il, iu, xlo, xhi, u1, u2});
     };
-    // Points per lane by the number of eigenvalues wanted (H200, all of n,
-    // tridiagonal stage of keig-bench --suite eigh --jobs values): L = 2 /
-    // L = 1: 0.014 / 0.017 s at n = 8192, 0.034 / 0.034 s at 16384, 0.118 /
-    // 0.098 s at 32768.
-    if (m >= 24576) launch(std::integral_constant<int, 1>{});
-    else launch(std::integral_constant<int, 2>{});
+    // Lanes per group G and points per lane L by the number of eigenvalues
+    // wanted (H200, all of n, tridiagonal stage of keig-bench --suite eigh
+    // --jobs values, two runs each): n = 8192: G = 8, L = 1 0.0132 s; G = 4,
+    // L = 2 0.0144 s; G = 4, L = 1 0.017 s. n = 16384: G = 4, L = 2 0.0335 s;
+    // G = 4, L = 1 0.034 s; G = 2, L = 2 0.0365 s; G = 8, L = 1 0.0371 s;
+    // G = 4, L = 4 0.047 s. n = 32768: G = 4, L = 1 0.098 s; G = 4, L = 2 0.118 s.
+    if (m >= 24576) launch(std::integral_constant<int, 1>{}, std::integral_constant<int, 4>{});
+    else if (m >= 12288) launch(std::integral_constant<int, 2>{}, std::integral_constant<int, 4>{});
+    else launch(std::integral_constant<int, 1>{}, std::integral_constant<int, 8>{});
   } else {
     Kokkos::parallel_for("keig::bisection::bisect", Policy(space, 0, (m + lanes - 1) / lanes),
                          detail::Bisect<lanes, R, Vector<R, ExecSpace>>{setup, ws + counts_at, w, il, iu, xlo, xhi, u1, u2});
