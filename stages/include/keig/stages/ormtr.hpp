@@ -54,7 +54,7 @@ void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matr
     Kokkos::parallel_for(
         "keig::ormtr::extract_v", Policy2(space, {0, 0}, {rows, kb}), KOKKOS_LAMBDA(const index_t r, const index_t c) {
           // Reflector first + c: local row c is its unit entry.
-          V(r, c) = r < c ? T(0) : (r == c ? T(1) : a(first + offset + r, first + c));
+          V(r, c) = reflector_entry(r, c, a(first + offset + r, first + c));
         });
     const Matrix<T, ExecSpace> Tf = Kokkos::subview(t_all, std::make_pair(index_t(0), kb), std::make_pair(index_t(0), kb));
     const Vector<T, ExecSpace> tau_b = Kokkos::subview(tau, std::make_pair(first, first + kb));

@@ -98,10 +98,16 @@ struct PanelQr {
   int* arrived;  // teams arrived, summed over the steps (zero at launch)
   index_t m, k, kk, teams, rows;
   Matrix<T, ExecSpace> v, t;  // PanelQrFactors (empty: not formed)
-  bool want_t;                // t is formed: the sums also run over the finished columns
 
+  // T is formed: the sums also run over the finished columns.
+  KOKKOS_INLINE_FUNCTION bool want_t() const { return t.data() != nullptr; }
   // Column c takes part in step j's sums (and its pivot entry is published).
-  KOKKOS_INLINE_FUNCTION bool in_sums(int c, index_t j) const { return c < k && (c >= j || want_t); }
+  KOKKOS_INLINE_FUNCTION bool in_sums(int c, index_t j) const { return c < k && (c >= j || want_t()); }
+  // Team p's column-c thread reads step j's sum and pivot entry: its update
+  // needs c >= j, team 0's T column all of them.
+  KOKKOS_INLINE_FUNCTION bool reads_sums(int c, index_t j, index_t p) const {
+    return c < k && (c >= j || (p == 0 && want_t()));
+  }
   // Team 0's thread for row c of T, once every team has step j's sums in
   // (sum, piv): T(c, j) (see the top of this file).
   template <class Sc>
@@ -115,10 +121,6 @@ struct PanelQr {
     } else {
       t(c, j) = c == j ? tau_j : T(0);
     }
-  }
-  // v(g, c) from the factored panel's entry y = A(g, c).
-  KOKKOS_INLINE_FUNCTION static T reflector_entry(index_t g, index_t c, const T& y) {
-    return g < c ? T(0) : (g == c ? T(1) : y);
   }
 
   KOKKOS_INLINE_FUNCTION T* sums_of(index_t step) const { return buffers + (step % 3) * cols; }
@@ -182,7 +184,7 @@ struct PanelQr {
     for (index_t j = 0; j < kk; ++j) {
       if (t == 0) backends::wait_progress(arrived, static_cast<int>((j + 1) * teams));
       team.team_barrier();
-      if (rg == 0 && c < k && (c >= j || (want_t && p == 0))) {
+      if (rg == 0 && reads_sums(c, j, p)) {
         sum(c) = backends::load_coherent(sums_of(j) + c);
         piv(c) = backends::load_coherent(pivot_of(j) + c);
       }
@@ -191,7 +193,7 @@ struct PanelQr {
       T tau_j, scale;
       R beta;
       householder(piv(j), real_part(sum(j)), tau_j, scale, beta);
-      if (want_t && p == 0 && rg == 0) form_t_column(c, j, tau_j, scale, sum, piv);
+      if (want_t() && p == 0 && rg == 0) form_t_column(c, j, tau_j, scale, sum, piv);
       const bool mine = j >= r0 && j < r1 && (j - r0) % groups == rg;  // this thread's group holds row j
       if (c > j && c < k) {
         const T z = conjugate(tau_j) * (piv(c) + conjugate(scale) * sum(c));
@@ -308,7 +310,7 @@ struct PanelQrResident {
     for (index_t j = 0; j < q.kk; ++j) {
       if (t == 0) backends::wait_progress(q.arrived, static_cast<int>((j + 1) * q.teams));
       team.team_barrier();
-      if (rg == 0 && c < q.k && (c >= j || (q.want_t && p == 0))) {
+      if (rg == 0 && q.reads_sums(c, j, p)) {
         sum(c) = backends::load_coherent(q.sums_of(j) + c);
         piv(c) = backends::load_coherent(q.pivot_of(j) + c);
       }
@@ -317,7 +319,7 @@ struct PanelQrResident {
       T tau_j, scale;
       R beta;
       householder(piv(j), real_part(sum(j)), tau_j, scale, beta);
-      if (q.want_t && p == 0 && rg == 0) q.form_t_column(c, j, tau_j, scale, sum, piv);
+      if (q.want_t() && p == 0 && rg == 0) q.form_t_column(c, j, tau_j, scale, sum, piv);
       const bool owner = j >= r0 && j < r1 && (j - r0) % groups == rg;  // this thread's group holds row j
       const int ij = owner ? static_cast<int>((j - r0) / groups) : -1;
       const T* const x = &xs((j % 2) * groups * NR + rg * NR);  // column j as published at step j
@@ -346,7 +348,7 @@ struct PanelQrResident {
         const index_t g = row(r0, rg, i);
         if (g < r1) {
           q.a(g, c) = y[i];
-          if (want_v) q.v(g, c) = Base::reflector_entry(g, c, y[i]);
+          if (want_v) q.v(g, c) = reflector_entry(g, c, y[i]);
         }
       }
     }
@@ -370,7 +372,7 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
   if (static_cast<index_t>(tau.extent(0)) < kk) throw InvalidArgument("tau", "panel_qr: needs min(m, k) entries");
   if (static_cast<index_t>(work.extent(0)) < panel_qr_workspace_size())
     throw InvalidArgument("work", "panel_qr: needs panel_qr_workspace_size() entries");
-  const Matrix<T, ExecSpace> v = factors.v, t = factors.t;  // (structured bindings: not capturable in C++17)
+  const Matrix<T, ExecSpace> v = factors.v, t = factors.t;
   if (v.data() != nullptr && (static_cast<index_t>(v.extent(0)) != m || static_cast<index_t>(v.extent(1)) != kk))
     throw InvalidArgument("factors.v", "panel_qr: V must be " + std::to_string(m) + " x " + std::to_string(kk) +
                                            ", got " + std::to_string(v.extent(0)) + " x " + std::to_string(v.extent(1)));
@@ -396,7 +398,7 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
     const auto run = [&](auto cols_tag) {
       constexpr int Cols = decltype(cols_tag)::value;
       using Kernel = detail::PanelQr<T, ExecSpace, Cols>;
-      const Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows, v, t, t.data() != nullptr};
+      const Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows, v, t};
       const auto launch = [&](const auto& functor) {
         using Functor = std::decay_t<decltype(functor)>;
         Kokkos::parallel_for("keig::panel_qr",

@@ -253,8 +253,11 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     for (index_t j = 0; j < panels; ++j) {
       const index_t r = j * b, m = m1 - r, k = std::min(b, m), lead = j * b;  // lead: earlier panels' reflectors
       const index_t col = i0 + j * b;
-      // U and its partners U~ over the earlier panels, from row r0.
+      // U and its partners U~ over the earlier panels, from row r0; this
+      // panel's V place (left of them) and W place (right of them).
       const auto earlier = [&](const Mat& all, index_t r0, index_t r1) { return block(all, r0, r1, gb - lead, gb + lead); };
+      const auto v_place = [&](const Mat& all) { return block(all, r, m1, gb - lead - k, gb - lead); };
+      const auto w_place = [&](const Mat& all) { return block(all, r, m1, gb + lead, gb + lead + k); };
       // The panel's columns made current by the group's earlier panels:
       // A(col:n, col:col+b) -= sum_e V_e W_e(cols)^H + W_e V_e(cols)^H
       // = U U~(cols)^H, rows from r - b (the panel's diagonal block).
@@ -265,23 +268,22 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
       }
       const Mat panel = block(a, col + b, n, col, col + b);
       const Vector<T, ExecSpace> tau_p = Kokkos::subview(tau, std::make_pair(col, col + k));
-      const Mat V = block(vw_all, r, m1, gb - lead - k, gb - lead);
+      const Mat V = v_place(vw_all);
       const Mat Tf = block(t_all, 0, k, 0, k);
       if (keig_panel) {  // V and T come out of the panel's own launch
         panel_qr<T, ExecSpace>(space, panel, tau_p, qr_work, PanelQrFactors<T, ExecSpace>{V, Tf});
       } else {
         backends::geqrf<T>(ctx, panel, tau_p);
         Kokkos::parallel_for(
-            "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t i, const index_t c) {
-              V(i, c) = i < c ? T(0) : (i == c ? T(1) : panel(i, c));
-            });
+            "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}),
+            KOKKOS_LAMBDA(const index_t i, const index_t c) { V(i, c) = reflector_entry(i, c, panel(i, c)); });
         backends::larft<T>(ctx, V, tau_p, Tf);
       }
       if (options.panels_only) continue;
       // X = A_j V with A_j the trailing matrix as the group's earlier panels
       // leave it: A_j V - U~ (U^H V) (seed 003 §5.2's W, with the update of
       // A_j deferred: sum_e W_e (V_e^H V) + V_e (W_e^H V)).
-      const Mat X = block(vw_all, r, m1, gb + lead, gb + lead + k);
+      const Mat X = w_place(vw_all);
       trailing_times(col + b, V, X);
       if (j > 0) {
         const Mat C = block(c_all, 0, 2 * lead, 0, k);
@@ -294,7 +296,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
       backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
       backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);                // W = X - V S / 2
       // The partners: W at V's place and V at W's place in wv_all.
-      const Mat W_at_v = block(wv_all, r, m1, gb - lead - k, gb - lead), V_at_w = block(wv_all, r, m1, gb + lead, gb + lead + k);
+      const Mat W_at_v = v_place(wv_all), V_at_w = w_place(wv_all);
       Kokkos::parallel_for(
           "keig::sy2sb::partners", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t i, const index_t c) {
             W_at_v(i, c) = X(i, c);

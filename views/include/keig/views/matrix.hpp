@@ -66,6 +66,14 @@ View block(const View& a, index_t r0, index_t r1, index_t c0, index_t c1) {
   return Kokkos::subview(a, std::make_pair(r0, r1), std::make_pair(c0, c1));
 }
 
+// Entry (r, c) of the unit lower trapezoidal reflector matrix V whose strict
+// lower part is stored (LAPACK's geqrf/sytrd storage): zero above the
+// diagonal, one on it, the stored entry below.
+template <class T>
+KOKKOS_INLINE_FUNCTION T reflector_entry(index_t r, index_t c, const T& stored) {
+  return r < c ? T(0) : (r == c ? T(1) : stored);
+}
+
 // Keeps a scalar parameter out of template argument deduction, so that
 // gemm(ctx, ..., 1.0, A, ...) works for complex A.
 template <class T>
