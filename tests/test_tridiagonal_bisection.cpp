@@ -187,8 +187,8 @@ TYPED_TEST(TridiagonalBisection, MatchesExtendedPrecision) {
 TYPED_TEST(TridiagonalBisection, SecondDifferenceClosedForm) {
   using R = TypeParam;
   std::vector<index_t> sizes{1, 2, 5, 64, 300, 1000};
-  // GPUs: groups of 8 lanes of one point below 12288 eigenvalues, 4 lanes of
-  // two up to 24576, 4 lanes of one from there.
+  // GPUs: groups of 8 lanes of one point below 12288 eigenvalues, 2 lanes of
+  // two up to 24576, 2 lanes of one from there (with Newton points).
   if (backends::is_cuda_space_v<Space>) sizes.insert(sizes.end(), {index_t(13000), index_t(25000)});
   for (index_t n : sizes) {
     for (R sign : {R(-1), R(1)}) {

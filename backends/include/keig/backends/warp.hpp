@@ -29,6 +29,32 @@ KOKKOS_FORCEINLINE_FUNCTION T butterfly_sum(unsigned mask, T value, int first, i
 #endif
   return value;
 }
+// value reduced by `op` over the lanes of `mask` that differ from this one
+// in the bits below `last` (arithmetic types).
+template <class T, class Op>
+KOKKOS_FORCEINLINE_FUNCTION T butterfly_reduce(unsigned mask, T value, int last, Op op) {
+#if defined(__CUDA_ARCH__)
+  for (int offset = 1; offset < last; offset *= 2) value = op(value, __shfl_xor_sync(mask, value, offset));
+#else
+  (void)mask;
+  (void)last;
+  (void)op;
+#endif
+  return value;
+}
+
+// The mask of the aligned group of Group consecutive lanes that holds this lane.
+template <int Group>
+KOKKOS_FORCEINLINE_FUNCTION unsigned group_mask() {
+  static_assert(Group >= 1 && Group <= 32 && (Group & (Group - 1)) == 0, "keig: Group must be 1, 2, 4, ..., 32");
+  unsigned mask = 0xffffffffu;
+#if defined(__CUDA_ARCH__)
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  if (Group < 32) mask = ((1u << Group) - 1u) << (lane & ~unsigned(Group - 1));
+#endif
+  return mask;
+}
 }  // namespace detail
 
 // Butterfly sum of `value` over the lanes that differ from this one in the
@@ -48,14 +74,18 @@ KOKKOS_FORCEINLINE_FUNCTION T warp_sum(T value, int first, int last) {
 // together: the other groups of the warp may be elsewhere. Host: `value`.
 template <int Group, class T>
 KOKKOS_FORCEINLINE_FUNCTION T group_sum(T value) {
-  static_assert(Group >= 1 && Group <= 32 && (Group & (Group - 1)) == 0, "group_sum: Group must be 1, 2, 4, ..., 32");
-  unsigned mask = 0xffffffffu;
-#if defined(__CUDA_ARCH__)
-  unsigned lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  if (Group < 32) mask = ((1u << Group) - 1u) << (lane & ~unsigned(Group - 1));
-#endif
-  return detail::butterfly_sum(mask, value, 1, Group);
+  return detail::butterfly_sum(detail::group_mask<Group>(), value, 1, Group);
+}
+
+// Maximum and minimum of `value` (arithmetic) over the same aligned group,
+// with group_sum's calling rules; exact, so every lane ends with the same bits.
+template <int Group, class T>
+KOKKOS_FORCEINLINE_FUNCTION T group_max(T value) {
+  return detail::butterfly_reduce(detail::group_mask<Group>(), value, Group, [](T a, T b) { return a < b ? b : a; });
+}
+template <int Group, class T>
+KOKKOS_FORCEINLINE_FUNCTION T group_min(T value) {
+  return detail::butterfly_reduce(detail::group_mask<Group>(), value, Group, [](T a, T b) { return b < a ? b : a; });
 }
 
 }  // namespace keig::backends

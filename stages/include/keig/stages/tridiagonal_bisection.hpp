@@ -10,10 +10,11 @@
 // A pivot with |q| < pivmin is replaced by -pivmin, as dlaebz does, so that
 // no division overflows. Eigenvalue k (0-based) is where count crosses k:
 // each wanted eigenvalue bisects its own bracket, independently of the
-// others (one per GPU thread, four per work item on host spaces), so w comes
-// out ascending. The brackets start from a shared
-// multisection: count at P evenly spaced points of the Gershgorin interval,
-// which saves log2(P) bisection steps per eigenvalue.
+// others (a group of GPU lanes each, with Newton steps once the bracket
+// isolates it; four per work item on host spaces), so w comes out
+// ascending. The brackets start from a shared multisection: count at P
+// evenly spaced points of the Gershgorin interval, which saves log2(P)
+// bisection steps per eigenvalue.
 //
 // T is first scaled by a power of two (exact) so that its largest entry lies
 // in [0.5, 1): e^2 neither overflows nor underflows harmfully, LAPACK's
@@ -43,10 +44,12 @@ namespace keig::stages {
 
 namespace detail {
 
-// Multisection points (at most) and the cap on bisection steps: 128 halvings
-// take any bracket within [-4, 4] below 2^-125, past the tolerance of either
-// precision, so no work item loops long whatever the input.
+// Multisection points (at most 1024 on hosts, max(1024, n) on devices) and
+// the cap on bisection steps: 128 halvings take any bracket within [-4, 4]
+// below 2^-125, past the tolerance of either precision, so no work item
+// loops long whatever the input.
 inline constexpr index_t bisection_max_points = 1024;
+inline index_t bisection_device_points(index_t n) { return n > bisection_max_points ? n : bisection_max_points; }
 inline constexpr int bisection_max_steps = 128;
 
 // Workspace layout (elements of R): scaled d (n), scaled e^2 shifted by one
@@ -67,30 +70,51 @@ KOKKOS_INLINE_FUNCTION R bisection_abs(R x) {
 // the exact count of T with entries perturbed by a few ulps (the ratio
 // recurrence's backward stability does not need correct rounding).
 template <class R>
-KOKKOS_INLINE_FUNCTION R ratio_for_count(R e2, R q) {
+KOKKOS_INLINE_FUNCTION constexpr bool ratio_by_reciprocal() {
+#if defined(__CUDA_ARCH__)
+  return std::is_same_v<R, double>;
+#else
+  return false;
+#endif
+}
+
+template <class R>
+KOKKOS_INLINE_FUNCTION R reciprocal_for_count(R q) {
 #if defined(__CUDA_ARCH__)
   if constexpr (std::is_same_v<R, double>) {
     double r;
     asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(q));
     r = fma(r, fma(-q, r, 1.0), r);
     r = fma(r, fma(-q, r, 1.0), r);
-    return e2 * r;
+    return r;
   } else {
-    return e2 / q;
+    return R(1) / q;
   }
 #else
-  return e2 / q;
+  return R(1) / q;
 #endif
+}
+
+template <class R>
+KOKKOS_INLINE_FUNCTION R ratio_for_count(R e2, R q) {
+  if constexpr (ratio_by_reciprocal<R>()) return e2 * reciprocal_for_count(q);
+  else return e2 / q;
 }
 
 // count(x_l) for L points at once, c_l = number of eigenvalues <= x_l of the
 // scaled T. The L recurrences are independent: on CPUs they overlap the
 // latency of the divisions (and vectorize). e2(0) = 0 makes the first step
 // q_0 = d_0 - x (any nonzero q before it). DeviceRatio: e2 / q by
-// ratio_for_count (the GPU bisection kernel).
-template <int L, class R, bool DeviceRatio = false>
-KOKKOS_INLINE_FUNCTION void sturm_counts(const R* d, const R* e2, index_t n, const R* x, R pivmin, index_t* c) {
+// ratio_for_count (the GPU bisection kernel). LogDerivative: chain 0 also
+// returns f'/f at x_0 for f(x) = det(T - x I) = prod q_i, that is
+// sum q_i' / q_i, through the differentiated recurrence
+//   q_i' = -1 + (e_{i-1}^2 / q_{i-1}^2) q_{i-1}'   (so q_i' <= -1);
+// near a pivot at pivmin it overflows to Inf or NaN, which callers reject.
+template <int L, class R, bool DeviceRatio = false, bool LogDerivative = false>
+KOKKOS_INLINE_FUNCTION void sturm_counts(const R* d, const R* e2, index_t n, const R* x, R pivmin, index_t* c,
+                                         R* log_derivative = nullptr) {
   R q[L];
+  R dq = 0, sum = 0;  // chain 0's q_{i-1}' and sum of q_j' / q_j, j < i - 1
   for (int l = 0; l < L; ++l) {
     q[l] = R(1);
     c[l] = 0;
@@ -98,12 +122,24 @@ KOKKOS_INLINE_FUNCTION void sturm_counts(const R* d, const R* e2, index_t n, con
   for (index_t i = 0; i < n; ++i) {
     const R di = d[i], e2i = e2[i];
     for (int l = 0; l < L; ++l) {
-      R v = (di - x[l]) - (DeviceRatio ? ratio_for_count(e2i, q[l]) : e2i / q[l]);
+      R ratio;
+      if (LogDerivative && l == 0) {
+        const R r = reciprocal_for_count(q[0]);
+        // The same bits as the other chains' ratio.
+        if (DeviceRatio && ratio_by_reciprocal<R>()) ratio = e2i * r;
+        else ratio = DeviceRatio ? ratio_for_count(e2i, q[0]) : e2i / q[0];
+        sum += dq * r;
+        dq = (ratio * r) * dq - R(1);
+      } else {
+        ratio = DeviceRatio ? ratio_for_count(e2i, q[l]) : e2i / q[l];
+      }
+      R v = (di - x[l]) - ratio;
       v = (v < pivmin && v > -pivmin) ? -pivmin : v;  // dlaebz's pivot guard
       q[l] = v;
       c[l] += v <= R(0) ? 1 : 0;
     }
   }
+  if (LogDerivative) *log_derivative = sum + dq * reciprocal_for_count(q[0]);
 }
 
 // Gershgorin interval widened as dstebz does (FUDGE = 2.1), so that count(gl)
@@ -139,9 +175,9 @@ struct BisectionSetup {
   R ulp, pivmin;
 
   KOKKOS_INLINE_FUNCTION void bounds(R& gl, R& gu) const { bisection_bounds(ws + bounds_at, n, ulp, pivmin, gl, gu); }
-  template <int L, bool DeviceRatio = false>
-  KOKKOS_INLINE_FUNCTION void counts(const R* x, index_t* c) const {
-    sturm_counts<L, R, DeviceRatio>(ws, ws + e2_at, n, x, pivmin, c);
+  template <int L, bool DeviceRatio = false, bool LogDerivative = false>
+  KOKKOS_INLINE_FUNCTION void counts(const R* x, index_t* c, R* log_derivative = nullptr) const {
+    sturm_counts<L, R, DeviceRatio, LogDerivative>(ws, ws + e2_at, n, x, pivmin, c, log_derivative);
   }
 };
 
@@ -218,26 +254,36 @@ struct Bisect {
   }
 };
 
-// Devices: eigenvalue k gets an aligned group of G = 4 lanes of a warp. Each
-// step counts at the G L points that cut the bracket into G L + 1 equal
-// parts, L consecutive points per lane, and keeps the part where the count
-// crosses k (counts grow with x): log2(G L + 1) bits per step instead of
-// one. One thread per eigenvalue (the host work items' layout) leaves a GPU
-// latency-bound: at n = 16384 that is 16384 threads, each a chain of n
-// dependent divisions per step. With L = 1 the H200 profile (n = 16384)
-// still showed a latency-bound kernel (the FP64 pipe 37 % busy, 0.75
-// eligible warps a scheduler): L = 2 independent recurrences per lane fill
-// it at the same thread count and take 3.17 bits a step instead of 2.32,
-// once the division is one without a slow path (ratio_for_count; with IEEE
-// division L = 2 was slower: 0.060 against 0.051 s at n = 16384). With many
-// eigenvalues the GPU is busy anyway and the fewer counts of L = 1 (G L /
-// log2(G L + 1) per bit: 1.7 against 2.5) win; with few, G = 8 lanes of one
-// point each (the same 3.17 bits a step on twice the threads) hide the
-// latency better. The launch picks G and L by the number of eigenvalues.
+// Devices: eigenvalue k gets an aligned group of G lanes of a warp, L
+// points per lane. One thread per eigenvalue (the host work items' layout)
+// leaves a GPU latency-bound: at n = 16384 that is 16384 threads, each a
+// chain of n dependent divisions per count. Each step counts at G L points
+// of the bracket [lo, hi] at once and keeps the two nearest points whose
+// counts straddle k: log2(G L + 1) bits a step instead of one.
+//
+// Newton (rtsafe's scheme, on f(x) = det(T - x I)): chain 0 of lane 0 also
+// carries f'/f (sturm_counts' LogDerivative). Once the bracket holds
+// eigenvalue k alone (count(lo) = k, count(hi) = k + 1), its Newton point
+// x_0 - f/f' takes slot 0 of the next step and the other G L - 1 points cut
+// the bracket evenly, so a step never gains fewer bits than the cuts, and
+// near the root Newton's quadratic convergence closes it: at n = 16384 about
+// 9 steps of the 8 eigenvalues of a warp instead of 15 (random spectra; a
+// host model of this loop). A Newton step below half the closing width is
+// stretched to half of it, so the next count lands past the root and the
+// bracket closes by Bisect's test (results within its tolerance). Without a
+// Newton point slot 0 holds the middle cut, so a derivative is at hand when
+// the bracket becomes isolated. Points outside the bracket, NaN or Inf (f'/f
+// overflows near a pivot at pivmin) fall back to the cuts.
+//
+// With L = 1 the H200 profile (n = 16384, before Newton) showed a
+// latency-bound kernel (the FP64 pipe 37 % busy, 0.75 eligible warps a
+// scheduler): L = 2 independent recurrences per lane fill it at the same
+// thread count, once the division is one without a slow path
+// (ratio_for_count). The launch picks G and L by the number of eigenvalues.
 template <class R, class WView, class ExecSpace, int L = 2, int G = 4>
 struct BisectGroups {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  static constexpr int group = G, per_lane = L, cuts = group * per_lane;
+  static constexpr int group = G, per_lane = L, slots = group * per_lane;
   static constexpr int team_size = 128;
   BisectionSetup<R> s;
   const R* counts;
@@ -259,25 +305,69 @@ struct BisectGroups {
       else jh = m;
     }
     R lo = bisection_point(gl, gu, jl, s.points), hi = bisection_point(gl, gu, jh, s.points);
-    if (lo < xlo) lo = xlo;
-    if (hi > xhi) hi = xhi;
+    // Counts at the bracket's ends; a value range's cut makes them unknown
+    // (-1 and n + 1 can equal neither k nor k + 1).
+    index_t clo = static_cast<index_t>(counts[jl]), chi = static_cast<index_t>(counts[jh]);
+    if (lo < xlo) {
+      lo = xlo;
+      clo = -1;
+    }
+    if (hi > xhi) {
+      hi = xhi;
+      chi = s.n + 1;
+    }
+    R newton_point = 0;
+    bool have_newton = false;
     for (int step = 0; step < bisection_max_steps; ++step) {
       // The same closing test as Bisect; lo and hi are equal on the group's lanes.
       const R alo = bisection_abs(lo), ahi = bisection_abs(hi);
+      const R closing = R(2) * s.ulp * (alo > ahi ? alo : ahi) + s.pivmin;
       const R mid = R(0.5) * (lo + hi);
-      if (!(hi - lo > R(2) * s.ulp * (alo > ahi ? alo : ahi) + s.pivmin && lo < mid && mid < hi)) break;
-      R x[cuts + 2];  // the cut points, computed once so every use has the same bits
+      if (!(hi - lo > closing && lo < mid && mid < hi)) break;
+      const bool newton = have_newton && lo < newton_point && newton_point < hi;
+      const int cuts = newton ? slots - 1 : slots;  // evenly spaced points inside the bracket
+      const int middle = (cuts + 1) / 2;
       const R width = (hi - lo) / R(cuts + 1);
-      x[0] = lo;
-      for (int p = 1; p <= cuts; ++p) x[p] = lo + R(p) * width;
-      x[cuts + 1] = hi;
+      R x[per_lane];
+      for (int l = 0; l < per_lane; ++l) {
+        const int slot = part * per_lane + l;
+        // Slot 0: the Newton point or the middle cut; the others: the remaining cuts in order.
+        const int cut = slot == 0 ? middle : (!newton && slot >= middle ? slot + 1 : slot);
+        x[l] = slot == 0 && newton ? newton_point : lo + R(cut) * width;
+      }
       index_t c[per_lane];
-      s.template counts<per_lane, true>(x + part * per_lane + 1, c);
-      int mine = 0;
-      for (int l = 0; l < per_lane; ++l) mine += c[l] <= k ? 1 : 0;
-      const int below = backends::group_sum<group>(mine);  // cut points with count <= k
-      lo = x[below];
-      hi = x[below + 1];
+      R log_derivative = 0;
+      s.template counts<per_lane, true, true>(x, c, &log_derivative);
+      // The nearest points on either side of eigenvalue k, with their counts
+      // (counts grow with x).
+      R new_lo = lo, new_hi = hi;
+      index_t new_clo = clo, new_chi = chi;
+      for (int l = 0; l < per_lane; ++l) {
+        if (c[l] <= k) {
+          if (x[l] > new_lo) {
+            new_lo = x[l];
+            new_clo = c[l];
+          }
+        } else if (x[l] < new_hi) {
+          new_hi = x[l];
+          new_chi = c[l];
+        }
+      }
+      lo = backends::group_max<group>(new_lo);
+      hi = backends::group_min<group>(new_hi);
+      clo = backends::group_max<group>(new_clo);
+      chi = backends::group_min<group>(new_chi);
+      // Lane 0's Newton point from slot 0, shared by the group (adding the
+      // other lanes' zeros is exact).
+      R proposal = 0;
+      if (part == 0) {
+        R newton_step = -R(1) / log_derivative;
+        const R half = R(0.5) * closing;
+        if (bisection_abs(newton_step) < half) newton_step = newton_step < R(0) ? -half : half;
+        proposal = x[0] + newton_step;
+      }
+      newton_point = backends::group_sum<group>(proposal);
+      have_newton = clo == k && chi == k + 1;
     }
     if (part == 0 && j <= iu) w(k - il) = ((R(0.5) * (lo + hi)) * u1) * u2;
   }
@@ -288,7 +378,7 @@ struct BisectGroups {
 // Workspace of tridiagonal_bisection for order n (elements of R).
 template <class R>
 std::size_t tridiagonal_bisection_workspace_size(index_t n) {
-  return static_cast<std::size_t>(2 * (n > 0 ? n : 0) + 2 + detail::bisection_max_points + 1);
+  return static_cast<std::size_t>(2 * (n > 0 ? n : 0) + 2 + detail::bisection_device_points(n) + 1);
 }
 
 // Eigenvalues of the tridiagonal (d: n, e: n - 1) in `range`: returns m and
@@ -445,10 +535,14 @@ index_t tridiagonal_bisection(const ExecSpace& space, const Range& range, const 
   // Gershgorin theorem. Counts are stored as R, exact below 2^digits (else no
   // multisection). On host spaces P follows m (P counts cost as much as
   // log2(P) steps of P / log2(P) eigenvalues) and each work item runs 4
-  // recurrences at once; devices count all points at once, one per thread.
+  // recurrences at once. Devices count all points at once, one per thread,
+  // about the time of one bisection step: n points (the mean gap of a
+  // spectrum as wide as the Gershgorin interval) instead of 1024 save about
+  // two of the ~10 steps of a warp at n = 16384 and three at 32768 (host
+  // model of BisectGroups on random spectra).
   constexpr bool host = std::is_same_v<memory_space, Kokkos::HostSpace>;
   constexpr int lanes = host ? 4 : 1;
-  index_t points = detail::bisection_max_points;
+  index_t points = detail::bisection_device_points(n);
   if (host) {
     points = 1;
     while (points < detail::bisection_max_points && points < 4 * m) points *= 2;
@@ -469,12 +563,16 @@ index_t tridiagonal_bisection(const ExecSpace& space, const Range& range, const 
     };
     // Lanes per group G and points per lane L by the number of eigenvalues
     // wanted (H200, all of n, tridiagonal stage of keig-bench --suite eigh
-    // --jobs values, two runs each): n = 8192: G = 8, L = 1 0.0132 s; G = 4,
-    // L = 2 0.0144 s; G = 4, L = 1 0.017 s. n = 16384: G = 4, L = 2 0.0335 s;
-    // G = 4, L = 1 0.034 s; G = 2, L = 2 0.0365 s; G = 8, L = 1 0.0371 s;
-    // G = 4, L = 4 0.047 s. n = 32768: G = 4, L = 1 0.098 s; G = 4, L = 2 0.118 s.
-    if (m >= 24576) launch(std::integral_constant<int, 1>{}, std::integral_constant<int, 4>{});
-    else if (m >= 12288) launch(std::integral_constant<int, 2>{}, std::integral_constant<int, 4>{});
+    // --jobs values, with Newton): n = 8192: G = 8, L = 1 0.0099 s; G = 4,
+    // L = 2 0.0099 s; G = 2, L = 2 0.0102 s; G = 4, L = 1 0.0107 s; G = 2,
+    // L = 1 0.0131 s. n = 16384: G = 2, L = 2 0.022-0.024 s; G = 2, L = 1
+    // 0.0256 s; G = 1, L = 2 0.0266 s; G = 4, L = 2 0.0268 s; G = 8, L = 1
+    // 0.0304 s. n = 32768: G = 2, L = 1 0.056 s; G = 2, L = 2 0.061 s; G = 4,
+    // L = 1 0.072 s. Without Newton: 0.013 / 0.033 / 0.098 s. With many
+    // eigenvalues the GPU is busy and fewer points a step win; with few,
+    // more lanes hide the latency.
+    if (m >= 24576) launch(std::integral_constant<int, 1>{}, std::integral_constant<int, 2>{});
+    else if (m >= 12288) launch(std::integral_constant<int, 2>{}, std::integral_constant<int, 2>{});
     else launch(std::integral_constant<int, 1>{}, std::integral_constant<int, 8>{});
   } else {
     Kokkos::parallel_for("keig::bisection::bisect", Policy(space, 0, (m + lanes - 1) / lanes),
