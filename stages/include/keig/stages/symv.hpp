@@ -123,14 +123,118 @@ struct SymvKernels {
       const T xj = x(c0 + j);
       const int t0 = lower ? j + 1 : 0, t1 = lower ? rows : j;
       T dot = T(0);
-      for (int t = t0; t < t1; ++t) {
-        const T v = a(c0 + t, c0 + j);
-        acc[t] += v * xj;
-        dot += conjugate(v) * x(c0 + t);
+      const T* KOKKOS_RESTRICT column = &a(c0, c0 + j);
+      const T* KOKKOS_RESTRICT xc = &x(c0);
+      T* KOKKOS_RESTRICT rows_acc = acc;
+      if constexpr (!is_complex_v<T>) {
+        // Real scalars: the dot product as an OpenMP SIMD reduction (in
+        // order, the compiler serializes it into one add chain).
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#pragma omp simd reduction(+ : dot)
+#endif
+        for (int t = t0; t < t1; ++t) {
+          const T v = column[t];
+          rows_acc[t] += v * xj;
+          dot += v * xc[t];
+        }
+      } else {
+        for (int t = t0; t < t1; ++t) {
+          const T v = column[t];
+          rows_acc[t] += v * xj;
+          dot += conjugate(v) * xc[t];
+        }
       }
       acc[j] += T(real_part(a(c0 + j, c0 + j))) * xj + dot;
     }
     for (int t = 0; t < rows; ++t) work(c0 + t, J) = acc[t];
+  }
+
+  // Host, real scalars, lower triangle: block column J as one pass per eight
+  // columns over all their stored rows, the diagonal block's included, so
+  // each column is one unit-stride stream from its diagonal down (the
+  // diagonal block on its own was 128 short column streams the prefetchers
+  // missed). Row partials of rows c0.. go to slot J (the diagonal block's
+  // rows included); the dot of column c (its rows below c) to slot J + 1, or,
+  // in the last block column, into its row partial once no later column of
+  // the block adds to it (later columns start below c).
+  KOKKOS_INLINE_FUNCTION void host_lower_block_column(const index_t J) const {
+    const index_t c0 = J * NB;
+    const int cols = static_cast<int>(n - c0 < NB ? n - c0 : NB);
+    const bool last_block = J + 1 >= nblk;
+    T* KOKKOS_RESTRICT wr = &work(c0, J);
+    for (index_t t = 0; t < n - c0; ++t) wr[t] = T(0);
+    const auto store_dot = [&](int j, T dot) {
+      if (last_block) wr[j] += dot;
+      else work(c0 + j, J + 1) = dot;
+    };
+    int j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      // The 8 x 8 triangle at the top of the group, entry by entry.
+      T dots[8];
+      for (int p = 0; p < 8; ++p) {
+        const index_t c = c0 + j + p;
+        const T xc = x(c);
+        T dot = T(0);
+        wr[j + p] += a(c, c) * xc;
+        for (int r = p + 1; r < 8; ++r) {
+          const T v = a(c0 + j + r, c);
+          wr[j + r] += v * xc;
+          dot += v * x(c0 + j + r);
+        }
+        dots[p] = dot;
+      }
+      // The group's rows below it: eight columns per pass (see the
+      // off-diagonal host loop).
+      const index_t r_begin = c0 + j + 8, len = n - r_begin;
+      T* KOKKOS_RESTRICT w8 = wr + j + 8;
+      const T* KOKKOS_RESTRICT xr = &x(0) + r_begin;
+      const T* KOKKOS_RESTRICT a0 = &a(0, c0 + j) + r_begin;
+      const T* KOKKOS_RESTRICT a1 = &a(0, c0 + j + 1) + r_begin;
+      const T* KOKKOS_RESTRICT a2 = &a(0, c0 + j + 2) + r_begin;
+      const T* KOKKOS_RESTRICT a3 = &a(0, c0 + j + 3) + r_begin;
+      const T* KOKKOS_RESTRICT a4 = &a(0, c0 + j + 4) + r_begin;
+      const T* KOKKOS_RESTRICT a5 = &a(0, c0 + j + 5) + r_begin;
+      const T* KOKKOS_RESTRICT a6 = &a(0, c0 + j + 6) + r_begin;
+      const T* KOKKOS_RESTRICT a7 = &a(0, c0 + j + 7) + r_begin;
+      const T x0 = x(c0 + j), x1 = x(c0 + j + 1), x2 = x(c0 + j + 2), x3 = x(c0 + j + 3);
+      const T x4 = x(c0 + j + 4), x5 = x(c0 + j + 5), x6 = x(c0 + j + 6), x7 = x(c0 + j + 7);
+      T d0 = T(0), d1 = T(0), d2 = T(0), d3 = T(0), d4 = T(0), d5 = T(0), d6 = T(0), d7 = T(0);
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#pragma omp simd reduction(+ : d0, d1, d2, d3, d4, d5, d6, d7)
+#endif
+      for (index_t u = 0; u < len; ++u) {
+        const T xt = xr[u];
+        const T v0 = a0[u], v1 = a1[u], v2 = a2[u], v3 = a3[u], v4 = a4[u], v5 = a5[u], v6 = a6[u], v7 = a7[u];
+        w8[u] += ((v0 * x0 + v1 * x1) + (v2 * x2 + v3 * x3)) + ((v4 * x4 + v5 * x5) + (v6 * x6 + v7 * x7));
+        d0 += v0 * xt;
+        d1 += v1 * xt;
+        d2 += v2 * xt;
+        d3 += v3 * xt;
+        d4 += v4 * xt;
+        d5 += v5 * xt;
+        d6 += v6 * xt;
+        d7 += v7 * xt;
+      }
+      const T d[8] = {d0, d1, d2, d3, d4, d5, d6, d7};
+      for (int p = 0; p < 8; ++p) store_dot(j + p, dots[p] + d[p]);
+    }
+    for (; j < cols; ++j) {  // the columns past the last group of eight
+      const index_t c = c0 + j;
+      const T xc = x(c);
+      const T* KOKKOS_RESTRICT column = &a(0, c);
+      const T* KOKKOS_RESTRICT xr = &x(0);
+      T* KOKKOS_RESTRICT wc = wr - c0;
+      T dot = T(0);
+      wr[j] += a(c, c) * xc;
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#pragma omp simd reduction(+ : dot)
+#endif
+      for (index_t t = c + 1; t < n; ++t) {
+        wc[t] += column[t] * xc;
+        dot += column[t] * xr[t];
+      }
+      store_dot(j, dot);
+    }
   }
 
   // Sum of the Q per-thread partials of each row (device), stored as slot K.
@@ -157,6 +261,9 @@ struct SymvKernels {
     // Lower: blocks I = J+1+s*seg ... below the diagonal; upper: K = s*seg ... < J above it.
     const index_t first = lower ? J + 1 + s * seg : s * seg;
     const index_t end_all = lower ? nblk : J;
+    if constexpr (!device && !is_complex_v<T>) {
+      if (lower) return host_lower_block_column(J);  // the diagonal block and the rows below in one stream
+    }
     if constexpr (!device) host_diagonal(J);  // host: nseg == 1, one team per block column
     if (first >= end_all) return;
     const index_t last = first + seg < end_all ? first + seg : end_all;  // exclusive
