@@ -189,6 +189,31 @@ TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
   EXPECT_GE(r.seconds, 0.0);
 }
 
+// Method::Auto runs the method measured fastest for the backend and job:
+// the vendor below the crossovers; on hosts keig's two-stage pipeline for
+// eigenvalues only from n = 1500 (LAPACK keeps the vectors), on GPUs from
+// n = 8192 (not built here: a 512 MB matrix per scalar type).
+TEST(EighAuto, RunsTheMeasuredMethod) {
+  using T = double;
+  const auto method_of = [](index_t n, bool vectors) {
+    const auto problem = generate<T>(MatrixKind::Random, n, 2);
+    auto a = to_space(problem.a);
+    SpaceVector<T> w("w", n);
+    SpaceMatrix<T> z("Z", vectors ? n : 0, vectors ? n : 0);
+    const Result r = vectors ? eigh(Space(), a, w, z) : eigvalsh(Space(), a, w);
+    EXPECT_EQ(r.eigenvalues_found, n);
+    return r.method;
+  };
+  const auto starts_with = [](const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; };
+  EXPECT_TRUE(starts_with(method_of(200, false), "vendor")) << method_of(200, false);
+  EXPECT_TRUE(starts_with(method_of(200, true), "vendor")) << method_of(200, true);
+  if (!backends::is_cuda_space_v<Space>) {
+    const std::string values = method_of(1500, false), vectors = method_of(1500, true);
+    EXPECT_TRUE(starts_with(values, "two-stage")) << values;
+    EXPECT_TRUE(starts_with(vectors, "vendor")) << vectors;
+  }
+}
+
 // Generalized problems with every method (Cholesky, reduction to standard form, standard solve, back-substitution).
 template <class T>
 class EighGeneralized : public ::testing::Test {};

@@ -325,10 +325,19 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
 
 // Method::Auto: the fastest method measured for this backend and problem
 // (keig-bench, README "Status"); a pre-factored B needs keig's own pipeline.
+inline constexpr index_t host_two_stage_values_from = 1500;
 template <class ExecSpace>
 Method choose_method(index_t n, Problem problem, const Options& options) {
   if (problem.generalized && options.b_factored) return Method::TwoStage;
-  if (!stages::is_device_space_v<ExecSpace>) return Method::Vendor;
+  // Hosts (2-core Xeon with AVX-512, OpenBLAS's OpenMP build): eigenvalues
+  // only, two-stage against LAPACK dsyevd 0.81x at n = 1000, 1.31x at 1500,
+  // 1.43x at 2000, 1.6-1.8x at 3000-4000; with vectors neither keig
+  // pipeline is clearly ahead of dsyevd (one-stage 1.02x / 1.10x, two-stage
+  // 0.77x / 0.88x at 2000 / 4000), so LAPACK keeps them, as it keeps
+  // generalized pairs.
+  if (!stages::is_device_space_v<ExecSpace>)
+    return !problem.generalized && !problem.vectors && n >= host_two_stage_values_from ? Method::TwoStage
+                                                                                         : Method::Vendor;
   // Crossovers measured with keig-bench on the H200 (two-stage against
   // cuSOLVER, same run). Standard: eigenvalues only 0.85x at n = 4096, 2.4x
   // at 8192, 5.2x at 16384; all vectors 0.49x at 4096, 1.17x at 8192, 1.6x
