@@ -149,6 +149,52 @@ struct SymvKernels {
     for (int t = 0; t < rows; ++t) work(c0 + t, J) = acc[t];
   }
 
+  // Host, real scalars: columns c .. c + 7 of A over rows r .. r + len - 1,
+  //   w[u] += sum_p A(r + u, c + p) x(c + p),   dots[p] = sum_u A(r + u, c + p) x(r + u):
+  // eight columns per pass, so the row partials are loaded and stored once
+  // per eight matrix columns (11 streams for 8 columns of data instead of 7
+  // for 4: what bounds the in-cache product); an OpenMP SIMD reduction lets
+  // the compiler spread the eight dot products over vector lanes.
+  KOKKOS_INLINE_FUNCTION void host_eight_columns(index_t r, index_t c, index_t len, T* KOKKOS_RESTRICT w,
+                                                 T* dots) const {
+    const T* KOKKOS_RESTRICT xr = &x(0) + r;
+    const T* KOKKOS_RESTRICT a0 = &a(0, c) + r;
+    const T* KOKKOS_RESTRICT a1 = &a(0, c + 1) + r;
+    const T* KOKKOS_RESTRICT a2 = &a(0, c + 2) + r;
+    const T* KOKKOS_RESTRICT a3 = &a(0, c + 3) + r;
+    const T* KOKKOS_RESTRICT a4 = &a(0, c + 4) + r;
+    const T* KOKKOS_RESTRICT a5 = &a(0, c + 5) + r;
+    const T* KOKKOS_RESTRICT a6 = &a(0, c + 6) + r;
+    const T* KOKKOS_RESTRICT a7 = &a(0, c + 7) + r;
+    const T x0 = x(c), x1 = x(c + 1), x2 = x(c + 2), x3 = x(c + 3);
+    const T x4 = x(c + 4), x5 = x(c + 5), x6 = x(c + 6), x7 = x(c + 7);
+    T d0 = T(0), d1 = T(0), d2 = T(0), d3 = T(0), d4 = T(0), d5 = T(0), d6 = T(0), d7 = T(0);
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#pragma omp simd reduction(+ : d0, d1, d2, d3, d4, d5, d6, d7)
+#endif
+    for (index_t u = 0; u < len; ++u) {
+      const T xt = xr[u];
+      const T v0 = a0[u], v1 = a1[u], v2 = a2[u], v3 = a3[u], v4 = a4[u], v5 = a5[u], v6 = a6[u], v7 = a7[u];
+      w[u] += ((v0 * x0 + v1 * x1) + (v2 * x2 + v3 * x3)) + ((v4 * x4 + v5 * x5) + (v6 * x6 + v7 * x7));
+      d0 += v0 * xt;
+      d1 += v1 * xt;
+      d2 += v2 * xt;
+      d3 += v3 * xt;
+      d4 += v4 * xt;
+      d5 += v5 * xt;
+      d6 += v6 * xt;
+      d7 += v7 * xt;
+    }
+    dots[0] = d0;
+    dots[1] = d1;
+    dots[2] = d2;
+    dots[3] = d3;
+    dots[4] = d4;
+    dots[5] = d5;
+    dots[6] = d6;
+    dots[7] = d7;
+  }
+
   // Host, real scalars, lower triangle: block column J as one pass per eight
   // columns over all their stored rows, the diagonal block's included, so
   // each column is one unit-stride stream from its diagonal down (the
@@ -183,39 +229,9 @@ struct SymvKernels {
         }
         dots[p] = dot;
       }
-      // The group's rows below it: eight columns per pass (see the
-      // off-diagonal host loop).
-      const index_t r_begin = c0 + j + 8, len = n - r_begin;
-      T* KOKKOS_RESTRICT w8 = wr + j + 8;
-      const T* KOKKOS_RESTRICT xr = &x(0) + r_begin;
-      const T* KOKKOS_RESTRICT a0 = &a(0, c0 + j) + r_begin;
-      const T* KOKKOS_RESTRICT a1 = &a(0, c0 + j + 1) + r_begin;
-      const T* KOKKOS_RESTRICT a2 = &a(0, c0 + j + 2) + r_begin;
-      const T* KOKKOS_RESTRICT a3 = &a(0, c0 + j + 3) + r_begin;
-      const T* KOKKOS_RESTRICT a4 = &a(0, c0 + j + 4) + r_begin;
-      const T* KOKKOS_RESTRICT a5 = &a(0, c0 + j + 5) + r_begin;
-      const T* KOKKOS_RESTRICT a6 = &a(0, c0 + j + 6) + r_begin;
-      const T* KOKKOS_RESTRICT a7 = &a(0, c0 + j + 7) + r_begin;
-      const T x0 = x(c0 + j), x1 = x(c0 + j + 1), x2 = x(c0 + j + 2), x3 = x(c0 + j + 3);
-      const T x4 = x(c0 + j + 4), x5 = x(c0 + j + 5), x6 = x(c0 + j + 6), x7 = x(c0 + j + 7);
-      T d0 = T(0), d1 = T(0), d2 = T(0), d3 = T(0), d4 = T(0), d5 = T(0), d6 = T(0), d7 = T(0);
-#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
-#pragma omp simd reduction(+ : d0, d1, d2, d3, d4, d5, d6, d7)
-#endif
-      for (index_t u = 0; u < len; ++u) {
-        const T xt = xr[u];
-        const T v0 = a0[u], v1 = a1[u], v2 = a2[u], v3 = a3[u], v4 = a4[u], v5 = a5[u], v6 = a6[u], v7 = a7[u];
-        w8[u] += ((v0 * x0 + v1 * x1) + (v2 * x2 + v3 * x3)) + ((v4 * x4 + v5 * x5) + (v6 * x6 + v7 * x7));
-        d0 += v0 * xt;
-        d1 += v1 * xt;
-        d2 += v2 * xt;
-        d3 += v3 * xt;
-        d4 += v4 * xt;
-        d5 += v5 * xt;
-        d6 += v6 * xt;
-        d7 += v7 * xt;
-      }
-      const T d[8] = {d0, d1, d2, d3, d4, d5, d6, d7};
+      // The group's rows below it, eight columns per pass.
+      T d[8];
+      host_eight_columns(c0 + j + 8, c0 + j, n - (c0 + j + 8), wr + j + 8, d);
       for (int p = 0; p < 8; ++p) store_dot(j + p, dots[p] + d[p]);
     }
     for (; j < cols; ++j) {  // the columns past the last group of eight
@@ -335,49 +351,13 @@ struct SymvKernels {
       T* KOKKOS_RESTRICT wr = &work(r_begin, J);
       const T* KOKKOS_RESTRICT xr = &x(r_begin);
       for (index_t t = 0; t < len; ++t) wr[t] = T(0);
-      // Real scalars: eight columns per pass, so the row partials are loaded
-      // and stored once per eight matrix columns (11 streams for 8 columns
-      // of data instead of 7 for 4: what bounds the in-cache product); an
-      // OpenMP SIMD reduction lets the compiler spread the eight dot products
-      // over vector lanes.
+      // Real scalars: eight columns per pass (host_eight_columns).
       int j = 0;
       if constexpr (!is_complex_v<T>) {
         for (; j + 8 <= cols; j += 8) {
-          const T* KOKKOS_RESTRICT a0 = &a(r_begin, c0 + j);
-          const T* KOKKOS_RESTRICT a1 = &a(r_begin, c0 + j + 1);
-          const T* KOKKOS_RESTRICT a2 = &a(r_begin, c0 + j + 2);
-          const T* KOKKOS_RESTRICT a3 = &a(r_begin, c0 + j + 3);
-          const T* KOKKOS_RESTRICT a4 = &a(r_begin, c0 + j + 4);
-          const T* KOKKOS_RESTRICT a5 = &a(r_begin, c0 + j + 5);
-          const T* KOKKOS_RESTRICT a6 = &a(r_begin, c0 + j + 6);
-          const T* KOKKOS_RESTRICT a7 = &a(r_begin, c0 + j + 7);
-          const T x0 = x(c0 + j), x1 = x(c0 + j + 1), x2 = x(c0 + j + 2), x3 = x(c0 + j + 3);
-          const T x4 = x(c0 + j + 4), x5 = x(c0 + j + 5), x6 = x(c0 + j + 6), x7 = x(c0 + j + 7);
-          T d0 = T(0), d1 = T(0), d2 = T(0), d3 = T(0), d4 = T(0), d5 = T(0), d6 = T(0), d7 = T(0);
-#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
-#pragma omp simd reduction(+ : d0, d1, d2, d3, d4, d5, d6, d7)
-#endif
-          for (index_t u = 0; u < len; ++u) {
-            const T xt = xr[u];
-            const T v0 = a0[u], v1 = a1[u], v2 = a2[u], v3 = a3[u], v4 = a4[u], v5 = a5[u], v6 = a6[u], v7 = a7[u];
-            wr[u] += ((v0 * x0 + v1 * x1) + (v2 * x2 + v3 * x3)) + ((v4 * x4 + v5 * x5) + (v6 * x6 + v7 * x7));
-            d0 += v0 * xt;
-            d1 += v1 * xt;
-            d2 += v2 * xt;
-            d3 += v3 * xt;
-            d4 += v4 * xt;
-            d5 += v5 * xt;
-            d6 += v6 * xt;
-            d7 += v7 * xt;
-          }
-          work(c0 + j, first) = d0;
-          work(c0 + j + 1, first) = d1;
-          work(c0 + j + 2, first) = d2;
-          work(c0 + j + 3, first) = d3;
-          work(c0 + j + 4, first) = d4;
-          work(c0 + j + 5, first) = d5;
-          work(c0 + j + 6, first) = d6;
-          work(c0 + j + 7, first) = d7;
+          T d[8];
+          host_eight_columns(r_begin, c0 + j, len, wr, d);
+          for (int p = 0; p < 8; ++p) work(c0 + j + p, first) = d[p];
         }
       }
       // Four columns per pass (complex scalars, and at most one group of four
