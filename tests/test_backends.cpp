@@ -1,11 +1,14 @@
 // The vendor layer on the backend under test: BLAS-3 against a naive host
 // reference, Cholesky, QR + triangular factor, and the host tridiagonal
 // eigensolvers; plus the generators' known spectra.
+#include <algorithm>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "keig/backends/lapack.hpp"
 #include "keig/backends/tridiagonal.hpp"
+#include "keig/backends/warp.hpp"
 #include "support.hpp"
 
 namespace keig::test {
@@ -336,6 +339,67 @@ TYPED_TEST(Generators, KnownSpectraAreExact) {
   }
   EXPECT_THROW(parse_matrix_kind("no-such-kind"), InvalidArgument);
   EXPECT_EQ(parse_matrix_kind("clement"), MatrixKind::Clement);
+}
+
+// backends/warp.hpp's group reductions (sb2st, secular, the bisection
+// groups): on CUDA, team size 128 with vector length 1, every aligned group
+// of G consecutive lanes ends with the group's sum, maximum and minimum on
+// all its lanes; host teams are single threads, where each returns the
+// thread's own value.
+using WarpGroupReals = Kokkos::View<double* [3], typename Space::memory_space>;
+using WarpGroupInts = Kokkos::View<index_t* [2], typename Space::memory_space>;
+
+// Thread t holds (t 37) % 101 - 50.5 and (t 13) % 29 - 7 and stores its
+// group_sum<4>, group_max<4>, group_min<4> of the first and group_max<8>,
+// group_min<32> of the second.
+void run_warp_groups(int team_size, const WarpGroupReals& reals, const WarpGroupInts& ints) {
+  using Policy = Kokkos::TeamPolicy<Space>;
+  const index_t threads = reals.extent(0);
+  Kokkos::parallel_for(
+      "keig::test::warp_groups", Policy(Space(), threads / team_size, team_size),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const index_t t = team.league_rank() * team.team_size() + team.team_rank();
+        const double v = double((t * 37) % 101) - 50.5;
+        const index_t iv = (t * 13) % 29 - 7;
+        reals(t, 0) = backends::group_sum<4>(v);
+        reals(t, 1) = backends::group_max<4>(v);
+        reals(t, 2) = backends::group_min<4>(v);
+        ints(t, 0) = backends::group_max<8>(iv);
+        ints(t, 1) = backends::group_min<32>(iv);
+      });
+}
+
+TEST(WarpGroups, SumMaxMinOverAlignedGroups) {
+  constexpr bool cuda = backends::is_cuda_space_v<Space>;
+  constexpr int team_size = cuda ? 128 : 1;
+  constexpr index_t threads = 256;
+  WarpGroupReals reals("reals", threads);
+  WarpGroupInts ints("ints", threads);
+  const auto real_of = [](index_t t) { return double((t * 37) % 101) - 50.5; };
+  const auto int_of = [](index_t t) { return (t * 13) % 29 - 7; };
+  run_warp_groups(team_size, reals, ints);
+  auto rh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), reals);
+  auto ih = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ints);
+  for (index_t t = 0; t < threads; ++t) {
+    SCOPED_TRACE("thread " + std::to_string(t));
+    double sum = 0, hi = -1e300, lo = 1e300;
+    index_t ihi = std::numeric_limits<index_t>::min(), ilo = std::numeric_limits<index_t>::max();
+    const index_t g4 = cuda ? t / 4 * 4 : t, n4 = cuda ? 4 : 1;
+    for (index_t u = g4; u < g4 + n4; ++u) {
+      sum += real_of(u);
+      hi = std::max(hi, real_of(u));
+      lo = std::min(lo, real_of(u));
+    }
+    const index_t g8 = cuda ? t / 8 * 8 : t, n8 = cuda ? 8 : 1;
+    for (index_t u = g8; u < g8 + n8; ++u) ihi = std::max(ihi, int_of(u));
+    const index_t g32 = cuda ? t / 32 * 32 : t, n32 = cuda ? 32 : 1;
+    for (index_t u = g32; u < g32 + n32; ++u) ilo = std::min(ilo, int_of(u));
+    EXPECT_EQ(rh(t, 0), sum);  // sums of 4 values with one decimal: exact
+    EXPECT_EQ(rh(t, 1), hi);
+    EXPECT_EQ(rh(t, 2), lo);
+    EXPECT_EQ(ih(t, 0), ihi);
+    EXPECT_EQ(ih(t, 1), ilo);
+  }
 }
 
 }  // namespace
