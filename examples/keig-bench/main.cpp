@@ -203,6 +203,25 @@ void bench_symv(const Args& args, const Space& space, double bandwidth, std::vec
   }
 }
 
+// The fastest of `runs` solves by `seconds_of(result)` (--runs: a process's
+// first solve at a size pays lazy module loads and allocations).
+template <class Solve, class Seconds>
+keig::Result fastest_of(int runs, const Solve& solve, const Seconds& seconds_of) {
+  keig::Result best = solve();
+  for (int r = 1; r < runs; ++r) {
+    keig::Result one = solve();
+    if (seconds_of(one) < seconds_of(best)) best = std::move(one);
+  }
+  return best;
+}
+
+// The seconds of the vendor routine alone (stage `name`) in a vendor run.
+double vendor_seconds(const keig::Result& r, const std::string& name) {
+  for (const auto& s : r.stages)
+    if (s.name == name) return s.seconds;
+  return 0;
+}
+
 // "sytrd=0.8s tridiagonal=3.5s ...": a run's stages without the keig:: prefix.
 std::string stage_seconds(const keig::Result& r) {
   std::ostringstream out;
@@ -323,12 +342,10 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
       double peer_s = 0;
       std::string peer_name = "none";
       if (with_peer) {
-        for (int r = 0; r < args.runs; ++r) {
-          const keig::Result peer = run(keig::Method::Vendor, w_peer);
-          for (const auto& s : peer.stages)  // the vendor routine alone
-            if (s.name == "keig::vendor::eigh" && (r == 0 || s.seconds < peer_s)) peer_s = s.seconds;
-          peer_name = peer.method.substr(8);
-        }
+        const auto seconds = [](const keig::Result& r) { return vendor_seconds(r, "keig::vendor::eigh"); };
+        const keig::Result peer = fastest_of(args.runs, [&] { return run(keig::Method::Vendor, w_peer); }, seconds);
+        peer_s = seconds(peer);
+        peer_name = peer.method.substr(8);
       }
       // On hosts the values-only job has a second peer: LAPACK's own
       // two-stage driver (?syevd_2stage / ?heevd_2stage), on the same matrix.
@@ -346,11 +363,10 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
         }
       }
       for (const std::string& method : args.methods) {
-        keig::Result mine;
-        for (int r = 0; r < args.runs; ++r) {
-          keig::Result one = run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig);
-          if (r == 0 || one.seconds < mine.seconds) mine = std::move(one);
-        }
+        const keig::Result mine = fastest_of(
+            args.runs,
+            [&] { return run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig); },
+            [](const keig::Result& r) { return r.seconds; });
         std::ostringstream detail;
         detail << stage_seconds(mine);
         char buf[160];
@@ -754,12 +770,10 @@ bool bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
       std::string peer_name = "none";
       if (args.peer != "none") {
         try {
-          for (int r = 0; r < args.runs; ++r) {
-            const keig::Result peer = run(keig::Method::Vendor, w_peer);
-            for (const auto& s : peer.stages)
-              if (s.name == "keig::vendor::eigh_generalized" && (r == 0 || s.seconds < peer_s)) peer_s = s.seconds;
-            peer_name = peer.method.substr(8);
-          }
+          const auto seconds = [](const keig::Result& r) { return vendor_seconds(r, "keig::vendor::eigh_generalized"); };
+          const keig::Result peer = fastest_of(args.runs, [&] { return run(keig::Method::Vendor, w_peer); }, seconds);
+          peer_s = seconds(peer);
+          peer_name = peer.method.substr(8);
         } catch (const keig::Error& e) {
           std::printf("%lld icnma %s: the vendor solver failed (%s); keig runs alone\n", (long long)n, job.c_str(),
                       e.what());
@@ -767,11 +781,10 @@ bool bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
         }
       }
       for (const std::string& method : args.methods) {
-        keig::Result mine;
-        for (int r = 0; r < args.runs; ++r) {
-          keig::Result one = run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig);
-          if (r == 0 || one.seconds < mine.seconds) mine = std::move(one);
-        }
+        const keig::Result mine = fastest_of(
+            args.runs,
+            [&] { return run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig); },
+            [](const keig::Result& r) { return r.seconds; });
         std::ostringstream detail;
         detail << stage_seconds(mine);
         char buf[128];

@@ -123,26 +123,10 @@ struct SymvKernels {
       const T xj = x(c0 + j);
       const int t0 = lower ? j + 1 : 0, t1 = lower ? rows : j;
       T dot = T(0);
-      const T* KOKKOS_RESTRICT column = &a(c0, c0 + j);
-      const T* KOKKOS_RESTRICT xc = &x(c0);
-      T* KOKKOS_RESTRICT rows_acc = acc;
-      if constexpr (!is_complex_v<T>) {
-        // Real scalars: the dot product as an OpenMP SIMD reduction (in
-        // order, the compiler serializes it into one add chain).
-#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
-#pragma omp simd reduction(+ : dot)
-#endif
-        for (int t = t0; t < t1; ++t) {
-          const T v = column[t];
-          rows_acc[t] += v * xj;
-          dot += v * xc[t];
-        }
-      } else {
-        for (int t = t0; t < t1; ++t) {
-          const T v = column[t];
-          rows_acc[t] += v * xj;
-          dot += conjugate(v) * xc[t];
-        }
+      for (int t = t0; t < t1; ++t) {
+        const T v = a(c0 + t, c0 + j);
+        acc[t] += v * xj;
+        dot += conjugate(v) * x(c0 + t);
       }
       acc[j] += T(real_part(a(c0 + j, c0 + j))) * xj + dot;
     }
@@ -235,19 +219,19 @@ struct SymvKernels {
       for (int p = 0; p < 8; ++p) store_dot(j + p, dots[p] + d[p]);
     }
     for (; j < cols; ++j) {  // the columns past the last group of eight
-      const index_t c = c0 + j;
+      const index_t c = c0 + j, len = n - c - 1;  // rows c + 1 .. n - 1
       const T xc = x(c);
-      const T* KOKKOS_RESTRICT column = &a(0, c);
-      const T* KOKKOS_RESTRICT xr = &x(0);
-      T* KOKKOS_RESTRICT wc = wr - c0;
+      const T* KOKKOS_RESTRICT column = &a(0, c) + c + 1;
+      const T* KOKKOS_RESTRICT xr = &x(0) + c + 1;
+      T* KOKKOS_RESTRICT w = wr + j + 1;
       T dot = T(0);
       wr[j] += a(c, c) * xc;
 #if defined(_OPENMP) && !defined(__CUDA_ARCH__)
 #pragma omp simd reduction(+ : dot)
 #endif
-      for (index_t t = c + 1; t < n; ++t) {
-        wc[t] += column[t] * xc;
-        dot += column[t] * xr[t];
+      for (index_t u = 0; u < len; ++u) {
+        w[u] += column[u] * xc;
+        dot += column[u] * xr[u];
       }
       store_dot(j, dot);
     }

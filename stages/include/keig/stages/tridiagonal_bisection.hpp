@@ -125,9 +125,9 @@ KOKKOS_INLINE_FUNCTION void sturm_counts(const R* d, const R* e2, index_t n, con
       R ratio;
       if (LogDerivative && l == 0) {
         const R r = reciprocal_for_count(q[0]);
-        // The same bits as the other chains' ratio.
-        if (DeviceRatio && ratio_by_reciprocal<R>()) ratio = e2i * r;
-        else ratio = DeviceRatio ? ratio_for_count(e2i, q[0]) : e2i / q[0];
+        // The same bits as the other chains' ratio (ratio_for_count divides
+        // wherever it does not use the reciprocal).
+        ratio = DeviceRatio && ratio_by_reciprocal<R>() ? e2i * r : e2i / q[0];
         sum += dq * r;
         dq = (ratio * r) * dq - R(1);
       } else {
