@@ -53,37 +53,77 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
   double* const zt = z + c0 * ldz;
   const auto slot = [](index_t r) { return static_cast<int>(r & (kSlots - 1)); };
   for (int i = tid; i < kSlots * kLd; i += kThreads) zs[i] = 0.0;
+  // Entering and leaving rows move in tiles of 8 rows x 4 columns per warp:
+  // lane = 8 c + r reads 64 contiguous bytes of each of 4 columns of Z, and
+  // the 32 lanes' shared slots (kLd r + c doubles apart, kLd = 4 mod 16) fall
+  // on the 16 bank pairs twice each, the least a warp of doubles needs. A
+  // thread always moves the same kCols / 32 columns, 4 warp + (lane / 8) +
+  // 32 j, at rows 8 i + lane % 8 of the range, so its column pointers are
+  // formed once (the former row-by-row mapping divided by the row count
+  // per entry and spent more instructions than the products).
+  constexpr int kMine = kCols / 32;  // columns of each thread
+  const int lr = lane & 7;
+  int my_col[kMine];
+  double* my_z[kMine];  // clamped to a valid column: loads of absent columns are predicated off
+#pragma unroll
+  for (int j = 0; j < kMine; ++j) {
+    my_col[j] = 4 * warp + (lane >> 3) + 32 * j;
+    my_z[j] = zt + (my_col[j] < cols ? my_col[j] : 0) * ldz;
+  }
   // Rows [from, to) of the window back to Z (rows past n are not Z's).
   const auto flush = [&](index_t from, index_t to) {
     const int rows = static_cast<int>((to < n ? to : n) - from);
-    for (int i = tid; i < rows * cols; i += kThreads) {
-      const int r = i % rows, c = i / rows;  // consecutive threads, consecutive rows: coalesced
-      zt[from + r + c * ldz] = zs[slot(from + r) * kLd + c];
+    for (int r = lr; r < rows; r += 8) {
+      const double* const zrow = zs + slot(from + r) * kLd;
+#pragma unroll
+      for (int j = 0; j < kMine; ++j)
+        if (my_col[j] < cols) my_z[j][from + r] = zrow[my_col[j]];
     }
   };
   // Loads in batches of 16 per thread, all issued before the first store,
   // so a thread waits out the memory latency once per batch, not per entry.
   const auto load = [&](index_t from, index_t to) {
-    const int rows = static_cast<int>(to - from), total = rows * kCols;
-    for (int base = 0; base < total; base += 16 * kThreads) {
-      double buf[16];
+    constexpr int kOctets = 16 / kMine;  // row octets per batch
+    const int rows = static_cast<int>(to - from);
+    const index_t in_z = (n < to ? n : to) - from;  // rows of the range that are Z's
+    for (int r0 = lr; r0 < rows; r0 += 8 * kOctets) {
+      double buf[kOctets][kMine];
 #pragma unroll
-      for (int u = 0; u < 16; ++u) {
-        const int i = base + u * kThreads + tid, r = i % rows, c = i / rows;
-        buf[u] = (i < total && from + r < n && c < cols) ? zt[from + r + c * ldz] : 0.0;
+      for (int o = 0; o < kOctets; ++o) {
+        const int r = r0 + 8 * o;
+#pragma unroll
+        for (int j = 0; j < kMine; ++j) buf[o][j] = (r < in_z && my_col[j] < cols) ? my_z[j][from + r] : 0.0;
       }
 #pragma unroll
-      for (int u = 0; u < 16; ++u) {
-        const int i = base + u * kThreads + tid;
-        if (i < total) zs[slot(from + i % rows) * kLd + i / rows] = buf[u];
+      for (int o = 0; o < kOctets; ++o) {
+        const int r = r0 + 8 * o;
+        if (r < rows) {
+          double* const zrow = zs + slot(from + r) * kLd;
+#pragma unroll
+          for (int j = 0; j < kMine; ++j) zrow[my_col[j]] = buf[o][j];
+        }
       }
     }
   };
   index_t lo = 0, hi = 0;  // the window holds rows [lo, hi)
+  // The warp's fragments of V for X = V^T Zw and of W for Zw += W (-X) come
+  // from L2; each set is issued before a barrier that precedes its use (V's
+  // once the entering rows are stored, W's first half before the X stores),
+  // so the latency overlaps the wait at the barrier. With 128 registers a
+  // thread (two thread blocks per multiprocessor) there is no room to issue
+  // them earlier: V's 40 doubles across the row loads spilled.
+  const int j0 = 16 * (warp >> 1), n0 = (kCols / 2) * (warp & 1);  // X phase: X rows, columns
+  const int m0 = 16 * warp, ra = m0 + q, rb = m0 + 8 + q;           // W phase: window rows
+  // W = V T has W(r, j) = 0 for r >= j + 64, so rows from m0 need only j > m0 - 64.
+  const int k_begin = m0 > 64 ? ((m0 - 63) & ~3) : 0;
+  BandBlock next = count > 0 ? list[0] : BandBlock{};
   __syncthreads();
   for (index_t e = 0; e < count; ++e) {
-    const BandBlock blk = list[e];
+    const BandBlock blk = next;
+    if (e + 1 < count) next = list[e + 1];
     const index_t r0 = blk.row0, end = r0 + ldv;
+    const double* const v = vbase + blk.q * index_t(ldv) * kSigma;
+    const double* const w = wbase + blk.q * index_t(ldv) * kSigma;
     // Rows above the block leave (all of them when the block is not ahead of
     // the window: a new group); then the block's missing rows enter.
     if (r0 < lo || r0 >= hi) {
@@ -98,30 +138,42 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
       load(hi, end);
       hi = end;
     }
+    // X = V^T Zw in 20 steps of k = 4 window rows: V(:, j) lives in rows
+    // [j, j + 64), so the warp's X rows j0 .. j0 + 15 need window rows
+    // [j0, j0 + 79) only (j0 + 79 <= 127).
+    double av[20][2];
+#pragma unroll
+    for (int s = 0; s < 20; ++s) {
+      const int kr = j0 + 4 * s + t;  // this lane's k: a window row of the block
+      av[s][0] = kr < ldv ? v[kr + (j0 + q) * ldv] : 0.0;
+      av[s][1] = kr < ldv ? v[kr + (j0 + 8 + q) * ldv] : 0.0;
+    }
     __syncthreads();
-    const double* const v = vbase + blk.q * index_t(ldv) * kSigma;
-    const double* const w = wbase + blk.q * index_t(ldv) * kSigma;
 
-    // X = V^T Zw. Warp: X rows j0 .. j0 + 15 (two 8-row tiles) and columns
-    // n0 .. n0 + 63 (eight tiles). V(:, j) lives in rows [j, j + 64), so the
-    // warp's products need window rows [j0, j0 + 79) only.
+    // W's fragments in quarters of 4 steps of k = 4 columns, two quarters
+    // in flight: each quarter's loads go out one quarter of products ahead
+    // of their use.
+    double aw[2][4][2];
+    const auto load_w = [&](int quarter, double(&frag)[4][2]) {
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        const int k = 16 * quarter + 4 * s, kk = k + t;
+        const bool used = k >= k_begin;
+        frag[s][0] = used && ra < ldv ? w[ra + kk * ldv] : 0.0;
+        frag[s][1] = used && rb < ldv ? w[rb + kk * ldv] : 0.0;
+      }
+    };
+
+    // -X = -(V^T Zw), stored negated so that the second phase adds W (-X).
+    // Warp: X rows j0 .. j0 + 15 (two 8-row tiles), columns n0 .. n0 +
+    // kCols / 2 - 1.
     {
       constexpr int tiles = kCols / 16;  // 8-column tiles of each warp
-      const int j0 = 16 * (warp >> 1), n0 = (kCols / 2) * (warp & 1);
       double acc[2][tiles][2];
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
         for (int i = 0; i < tiles; ++i) acc[mt][i][0] = acc[mt][i][1] = 0.0;
-      // 20 steps of k = 4 window rows (j0 + 79 <= 127); the warp's V
-      // fragments are loaded first, all at once (one L2 latency, not 20).
-      double av[20][2];
-#pragma unroll
-      for (int s = 0; s < 20; ++s) {
-        const int kr = j0 + 4 * s + t;  // this lane's k: a window row of the block
-        av[s][0] = kr < ldv ? v[kr + (j0 + q) * ldv] : 0.0;
-        av[s][1] = kr < ldv ? v[kr + (j0 + 8 + q) * ldv] : 0.0;
-      }
 #pragma unroll
       for (int s = 0; s < 20; ++s) {
         const double* const zrow = zs + slot(r0 + j0 + 4 * s + t) * kLd + n0 + q;  // B(t, q) = Zw(k, n0 + 8 i + q)
@@ -131,23 +183,25 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
           mma_16x8x4(acc[0][i], acc[1][i], av[s][0], av[s][1], b);
         }
       }
+      // V's registers are free: W's first two quarters go out ahead of the X
+      // stores and the barrier.
+      load_w(0, aw[0]);
+      load_w(1, aw[1]);
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
         for (int i = 0; i < tiles; ++i) {
           double* const x = xs + (j0 + 8 * mt + q) * kLd + n0 + 8 * i + 2 * t;
-          x[0] = acc[mt][i][0];
-          x[1] = acc[mt][i][1];
+          x[0] = -acc[mt][i][0];
+          x[1] = -acc[mt][i][1];
         }
     }
     __syncthreads();
 
-    // Zw -= W X. Warp: window rows m0 .. m0 + 15 (two tiles), all 128
-    // columns (16 tiles). W = V T has W(r, j) = 0 for r >= j + 64, so rows
-    // from m0 need only j > m0 - 64.
+    // Zw += W (-X). Warp: window rows m0 .. m0 + 15 (two tiles), all kCols
+    // columns.
     {
       constexpr int tiles = kCols / 8;
-      const int m0 = 16 * warp;
       double acc[2][tiles][2];
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
@@ -157,30 +211,21 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
           acc[mt][i][0] = zr[0];
           acc[mt][i][1] = zr[1];
         }
-      const int ra = m0 + q, rb = m0 + 8 + q;
-      const int k_begin = m0 > 64 ? ((m0 - 63) & ~3) : 0;
-      // Two halves of 8 steps of k = 4 columns of W, each half's W
-      // fragments loaded first, all at once.
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        double aw[8][2];
+      for (int quarter = 0; quarter < 4; ++quarter) {
+        double(&frag)[4][2] = aw[quarter & 1];
 #pragma unroll
-        for (int s = 0; s < 8; ++s) {
-          const int kk = 32 * h + 4 * s + t;
-          const bool used = 32 * h + 4 * s >= k_begin;
-          aw[s][0] = used && ra < ldv ? -w[ra + kk * ldv] : 0.0;
-          aw[s][1] = used && rb < ldv ? -w[rb + kk * ldv] : 0.0;
-        }
-#pragma unroll
-        for (int s = 0; s < 8; ++s) {
-          if (32 * h + 4 * s < k_begin) continue;
-          const double* const xrow = xs + (32 * h + 4 * s + t) * kLd + q;  // B(t, q) = X(k, 8 i + q)
+        for (int s = 0; s < 4; ++s) {
+          const int k = 16 * quarter + 4 * s;
+          if (k < k_begin) continue;
+          const double* const xrow = xs + (k + t) * kLd + q;  // B(t, q) = -X(k + t, 8 i + q)
 #pragma unroll
           for (int i = 0; i < tiles; ++i) {
             const double b = xrow[8 * i];
-            mma_16x8x4(acc[0][i], acc[1][i], aw[s][0], aw[s][1], b);
+            mma_16x8x4(acc[0][i], acc[1][i], frag[s][0], frag[s][1], b);
           }
         }
+        if (quarter < 2) load_w(quarter + 2, frag);
       }
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt) {
