@@ -80,31 +80,45 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
         if (my_col[j] < cols) my_z[j][from + r] = zrow[my_col[j]];
     }
   };
-  // Loads in batches of 16 per thread, all issued before the first store,
-  // so a thread waits out the memory latency once per batch, not per entry.
-  const auto load = [&](index_t from, index_t to) {
-    constexpr int kOctets = 16 / kMine;  // row octets per batch
+  // Loads in batches of 16 per thread (kOctets row octets), all issued
+  // before the first store, so a thread waits out the memory latency once
+  // per batch, not per entry. fetch / place move one batch: rows [from +
+  // first, from + first + 8 kOctets) of the range [from, to).
+  constexpr int kOctets = 16 / kMine;
+  using Batch = double[kOctets][kMine];
+  const auto fetch = [&](index_t from, index_t to, int first, Batch& buf) {
+    const index_t in_z = (n < to ? n : to) - from;  // rows of the range that are Z's (none when to <= from)
+#pragma unroll
+    for (int o = 0; o < kOctets; ++o) {
+      const int r = first + lr + 8 * o;
+#pragma unroll
+      for (int j = 0; j < kMine; ++j) buf[o][j] = (r < in_z && my_col[j] < cols) ? my_z[j][from + r] : 0.0;
+    }
+  };
+  const auto place = [&](index_t from, index_t to, int first, const Batch& buf) {
     const int rows = static_cast<int>(to - from);
-    const index_t in_z = (n < to ? n : to) - from;  // rows of the range that are Z's
-    for (int r0 = lr; r0 < rows; r0 += 8 * kOctets) {
-      double buf[kOctets][kMine];
 #pragma unroll
-      for (int o = 0; o < kOctets; ++o) {
-        const int r = r0 + 8 * o;
+    for (int o = 0; o < kOctets; ++o) {
+      const int r = first + lr + 8 * o;
+      if (r < rows) {
+        double* const zrow = zs + slot(from + r) * kLd;
 #pragma unroll
-        for (int j = 0; j < kMine; ++j) buf[o][j] = (r < in_z && my_col[j] < cols) ? my_z[j][from + r] : 0.0;
-      }
-#pragma unroll
-      for (int o = 0; o < kOctets; ++o) {
-        const int r = r0 + 8 * o;
-        if (r < rows) {
-          double* const zrow = zs + slot(from + r) * kLd;
-#pragma unroll
-          for (int j = 0; j < kMine; ++j) zrow[my_col[j]] = buf[o][j];
-        }
+        for (int j = 0; j < kMine; ++j) zrow[my_col[j]] = buf[o][j];
       }
     }
   };
+  const auto load = [&](index_t from, index_t to) {
+    for (int first = 0; first < to - from; first += 8 * kOctets) {
+      Batch buf;
+      fetch(from, to, first, buf);
+      place(from, to, first, buf);
+    }
+  };
+  // The next block's entering rows when they fit one batch (a block that
+  // continues the window: b rows), fetched at the end of this block, so
+  // their memory latency overlaps the barrier and the leaving rows' flush.
+  Batch ahead;
+  bool have_ahead = false;
   index_t lo = 0, hi = 0;  // the window holds rows [lo, hi)
   // The warp's fragments of V for X = V^T Zw and of W for Zw += W (-X) come
   // from L2; each set is issued before a barrier that precedes its use (V's
@@ -134,7 +148,11 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
       lo = r0;
     }
     __syncthreads();  // a leaving row's slot may be an entering row's
-    if (end > hi) {
+    if (have_ahead) {
+      place(hi, end, 0, ahead);
+      hi = end;
+      have_ahead = false;
+    } else if (end > hi) {
       load(hi, end);
       hi = end;
     }
@@ -238,6 +256,14 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
           zr[1] = acc[mt][i][1];
         }
       }
+    }
+    {
+      // The next iteration's test, on the window after this block. ahead is
+      // written on every iteration (zeros when unused), so the compiler
+      // does not keep it alive through the products.
+      const index_t r0_next = next.row0, end_next = r0_next + ldv;
+      have_ahead = e + 1 < count && r0_next >= lo && r0_next < hi && end_next > hi && end_next - hi <= 8 * kOctets;
+      fetch(hi, have_ahead ? end_next : hi, 0, ahead);
     }
     __syncthreads();
   }
