@@ -51,7 +51,7 @@ KOKKOS_FORCEINLINE_FUNCTION unsigned group_mask() {
 #if defined(__CUDA_ARCH__)
   unsigned lane;
   asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  if (Group < 32) mask = ((1u << Group) - 1u) << (lane & ~unsigned(Group - 1));
+  if constexpr (Group < 32) mask = ((1u << Group) - 1u) << (lane & ~unsigned(Group - 1));
 #endif
   return mask;
 }

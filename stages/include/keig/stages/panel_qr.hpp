@@ -125,15 +125,6 @@ struct PanelQr {
 
   KOKKOS_INLINE_FUNCTION T* sums_of(index_t step) const { return buffers + (step % 3) * cols; }
   KOKKOS_INLINE_FUNCTION T* pivot_of(index_t step) const { return buffers + (3 + step % 3) * cols; }
-  KOKKOS_INLINE_FUNCTION static void add_to(T* sum, const T& x) {
-    if constexpr (is_complex_v<T>) {  // two real atomics: no 16-byte atomic add needed
-      R* parts = reinterpret_cast<R*>(sum);
-      Kokkos::atomic_add(parts, x.real());
-      Kokkos::atomic_add(parts + 1, x.imag());
-    } else {
-      Kokkos::atomic_add(sum, x);
-    }
-  }
   // x(i) = col(g + i groups) for the rows below r1, else 0.
   KOKKOS_INLINE_FUNCTION static void load_batch(const T* col, index_t g, index_t r1, T (&x)[batch]) {
     for (int i = 0; i < batch; ++i) {
@@ -169,7 +160,7 @@ struct PanelQr {
     if (rg == 0 && in_sums(c, j)) {
       T s = T(0);
       for (int h = 0; h < groups; ++h) s += red(h * cols + c);
-      add_to(sums_of(j) + c, s);
+      atomic_accumulate(sums_of(j) + c, s);
       if (j >= r0 && j < r1) pivot_of(j)[c] = a(j, c);
     }
     team.team_barrier();
@@ -289,7 +280,7 @@ struct PanelQrResident {
     if (rg == 0 && q.in_sums(c, j)) {
       T s = T(0);
       for (int h = 0; h < groups; ++h) s += red(h * cols + c);
-      Base::add_to(q.sums_of(j) + c, s);
+      atomic_accumulate(q.sums_of(j) + c, s);
     }
     team.team_barrier();
     if (t == 0) backends::arrive_progress(q.arrived);

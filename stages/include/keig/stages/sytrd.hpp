@@ -28,12 +28,17 @@ namespace keig::stages {
 template <class ExecSpace>
 struct SytrdTuning {
   static constexpr index_t default_nb = backends::is_cuda_space_v<ExecSpace> ? 32 : 32;
+  // GPUs: the trailing update runs as one gemm per block column of this
+  // many columns of the lower triangle (see sytrd's step 6).
+  static constexpr index_t update_block = 1024;
 };
 
-// Workspace of sytrd for order n and panel width nb (elements of T).
+// Workspace of sytrd for order n and panel width nb (elements of T); GPUs
+// add n x 3 nb for the trailing update's [V W V].
 template <class T, class ExecSpace>
 index_t sytrd_workspace_size(index_t n, index_t nb) {
-  return n * nb + symv_workspace_size<T, ExecSpace>(n) + 2 * nb + 8;
+  const index_t update = backends::is_cuda_space_v<ExecSpace> ? 3 * n * nb : 0;
+  return n * nb + symv_workspace_size<T, ExecSpace>(n) + 2 * nb + 8 + update;
 }
 
 namespace detail {
@@ -101,6 +106,55 @@ KOKKOS_INLINE_FUNCTION void householder(const T alpha, const real_t<T> xn2, T& t
   }
 }
 
+// Row sums of a term over a short index range, for the latrd column steps
+// on devices: for r in [0, rows), sum(r) = sum_{k < count} term(r, k), with
+// k split over 8 slices of a team of 32 rows (a vector lane per row, so every
+// load is coalesced) and the slices combined in team scratch; finish(r,
+// sum) returns r's share of the reduction into `result` (a device scalar).
+// The first team also zeroes zeros[0, zero_count) (at most 256 entries).
+// One thread per row looping over all k left a few warps per
+// multiprocessor waiting on their loads (12 us a column at m = 4200).
+template <class T, class Acc, class ExecSpace, class Term, class Finish, class Result>
+void sliced_row_sums(const char* label, const ExecSpace& space, index_t rows, index_t count, const Term& term,
+                     const Finish& finish, const Result& result, T* zeros = nullptr, index_t zero_count = 0) {
+  constexpr int slices = 8, lanes = 32;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  const index_t league = rows > 0 ? (rows + lanes - 1) / lanes : 1;
+  const size_t bytes = slices * lanes * sizeof(T);
+  Kokkos::parallel_reduce(
+      label, Policy(space, league, slices, lanes).set_scratch_size(0, Kokkos::PerTeam(bytes)),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team, Acc& acc) {
+        T* const part = static_cast<T*>(team.team_shmem().get_shmem(bytes));
+        const index_t base = team.league_rank() * lanes;
+        const int slice = team.team_rank();
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
+          if (team.league_rank() == 0)
+            for (index_t q = slice * lanes + l; q < zero_count; q += slices * lanes) zeros[q] = T(0);
+          const index_t r = base + l;
+          T sum = T(0);
+          if (r < rows)
+            for (index_t k = slice; k < count; k += slices) sum += term(r, k);
+          part[slice * lanes + l] = sum;
+        });
+        team.team_barrier();
+        if (slice == 0) {
+          Acc local = Acc(0);
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, lanes),
+              [&](const int l, Acc& a) {
+                const index_t r = base + l;
+                if (r >= rows) return;
+                T sum = T(0);
+                for (int q = 0; q < slices; ++q) sum += part[q * lanes + l];
+                a += finish(r, sum);
+              },
+              local);
+          Kokkos::single(Kokkos::PerThread(team), [&]() { acc += local; });
+        }
+      },
+      result);
+}
+
 // Address of m(row, col) (no access: valid for device views on the host).
 template <class View>
 typename View::pointer_type element_pointer(const View& m, index_t row, index_t col) {
@@ -143,6 +197,11 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   // Device-resident scalars of one latrd column (the host never reads them).
   const Scalar tau_j(p);    // tau of the current reflector
   const Scalar dot(p + 1);  // (tau w)^H v
+  const Scalar alpha_j(p + 2);  // the updated P(j + 1, j), read by the device reflector kernel
+  const Kokkos::View<R, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> xn2_j(reinterpret_cast<R*>(p + 3));  // ||P(j+2:m, j)||^2
+  T* const t12 = t1.data();  // t1 and t2, adjacent
+  p += 8;
+  const Matrix<T, ExecSpace> vwv_all(p, n, backends::is_cuda_space_v<ExecSpace> ? 3 * nb : 0);  // GPUs: [V W V]
 
   for (index_t i = 0; i + 1 < n; i += nb) {
     const index_t jb = nb < n - 1 - i ? nb : n - 1 - i;  // columns of this panel
@@ -153,19 +212,18 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     for (index_t j = 0; j < jb; ++j) {
       // 1. Bring column j up to date with the panel's earlier reflectors:
       //    P(j:m, j) -= V(j:m, 0:j) W(j, 0:j)^H + W(j:m, 0:j) V(j, 0:j)^H.
-      if (j > 0)
-        detail::small_for(
-            "keig::sytrd::update_column", space, j, m, KOKKOS_LAMBDA(const index_t r) {
-              T sum = T(0);
-              for (index_t k = 0; k < j; ++k) sum += P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
-              const T updated = P(r, j) - sum;
-              P(r, j) = r == j ? T(real_part(updated)) : updated;
-            });
       // 2. Householder reflector annihilating P(j+2:m, j) (LAPACK ?larfg,
       //    without its rescaling loop for norms below the underflow threshold).
       const index_t x0 = j + 2 < m ? j + 2 : m;
       const index_t c = i + j;
       if constexpr (detail::runs_inline_v<ExecSpace>) {
+        if (j > 0)
+          for (index_t r = j; r < m; ++r) {
+            T sum = T(0);
+            for (index_t k = 0; k < j; ++k) sum += P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
+            const T updated = P(r, j) - sum;
+            P(r, j) = r == j ? T(real_part(updated)) : updated;
+          }
         R xn2 = 0;
         for (index_t r = x0; r < m; ++r) xn2 += abs_squared(P(r, j));
         T t_out, s_out;
@@ -177,26 +235,43 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         P(j + 1, j) = T(1);
         for (index_t r = x0; r < m; ++r) P(r, j) *= s_out;
       } else {
-        // One team: norm, reflector and scaling in a single launch.
-        using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
+        // One pass over the column: the update, the norm (into xn2_j on the
+        // device), alpha, and zeros for t1 and t2 (step 4 accumulates into
+        // them). (A single team did the norm and the scaling before: 24 us
+        // a column at m = 16000.)
+        detail::sliced_row_sums<T, R>(
+            "keig::sytrd::column_norm", space, m - j, j,
+            KOKKOS_LAMBDA(const index_t q, const index_t k) {
+              const index_t r = j + q;
+              return P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
+            },
+            KOKKOS_LAMBDA(const index_t q, const T& sum) {
+              const index_t r = j + q;
+              T x = P(r, j);
+              if (j > 0) {
+                x -= sum;
+                if (r == j) x = T(real_part(x));
+                P(r, j) = x;
+              }
+              if (r == j + 1) alpha_j() = x;
+              return r >= x0 ? abs_squared(x) : R(0);
+            },
+            xn2_j, t12, 2 * nb);
+        // tau, beta and the scaling, recomputed by every thread from alpha_j
+        // and xn2_j (P(j + 1, j) itself is overwritten with 1 here).
         Kokkos::parallel_for(
-            "keig::sytrd::reflector", TeamPolicy(space, 1, 256),
-            KOKKOS_LAMBDA(const typename TeamPolicy::member_type& team) {
-              const T alpha = P(j + 1, j);
-              R xn2 = 0;
-              Kokkos::parallel_reduce(
-                  Kokkos::TeamThreadRange(team, x0, m), [&](const index_t r, R& acc) { acc += abs_squared(P(r, j)); },
-                  xn2);
+            "keig::sytrd::reflector", Range(space, j + 1, m), KOKKOS_LAMBDA(const index_t r) {
               T t_out, s_out;
               R b_out;
-              detail::householder(alpha, xn2, t_out, s_out, b_out);
-              Kokkos::single(Kokkos::PerTeam(team), [&]() {
+              detail::householder(alpha_j(), xn2_j(), t_out, s_out, b_out);
+              if (r == j + 1) {
                 tau_j() = t_out;
                 tau(c) = t_out;
                 e(c) = b_out;
                 P(j + 1, j) = T(1);
-              });
-              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, x0, m), [&](const index_t r) { P(r, j) *= s_out; });
+              } else {
+                P(r, j) *= s_out;
+              }
             });
       }
       // 3. w = A22 v with the panel-start trailing matrix (keig symv).
@@ -226,35 +301,37 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         dot() = acc;
       } else {
         if (j > 0) {
-          // t1 = W^H v, t2 = V^H v: one team per earlier column.
+          // t1 = W^H v, t2 = V^H v: a team per 256 rows and 8 of the 2 j
+          // columns, a warp per column, one atomic add per warp into the
+          // zeros of step 1 (one team per column took 60 us at m = 16000;
+          // all columns per team of 512 rows, 25 us at m = 4200).
+          constexpr index_t chunk = 256, per_team = 8;
+          const index_t rows = Vp.extent(0), chunks = (rows + chunk - 1) / chunk;
+          const index_t groups = (2 * j + per_team - 1) / per_team;
           using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
           Kokkos::parallel_for(
-              "keig::sytrd::corrections", TeamPolicy(space, j, 256),
+              "keig::sytrd::corrections", TeamPolicy(space, chunks * groups, per_team, 32),
               KOKKOS_LAMBDA(const typename TeamPolicy::member_type& team) {
-                const index_t k = team.league_rank();
-                const index_t rows = Vp.extent(0);
-                T s1 = T(0), s2 = T(0);
+                const index_t r0 = (team.league_rank() / groups) * chunk, r1 = r0 + chunk < rows ? r0 + chunk : rows;
+                const index_t col = (team.league_rank() % groups) * per_team + team.team_rank();
+                if (col >= 2 * j) return;
+                const index_t k = col < j ? col : col - j;
+                const Matrix<T, ExecSpace>& src = col < j ? Wp : Vp;
+                T s = T(0);
                 Kokkos::parallel_reduce(
-                    Kokkos::TeamThreadRange(team, rows),
-                    [&](const index_t r, T& acc) { acc += conjugate(Wp(r, k)) * v(r); }, s1);
-                Kokkos::parallel_reduce(
-                    Kokkos::TeamThreadRange(team, rows),
-                    [&](const index_t r, T& acc) { acc += conjugate(Vp(r, k)) * v(r); }, s2);
-                Kokkos::single(Kokkos::PerTeam(team), [&]() {
-                  t1j(k) = s1;
-                  t2j(k) = s2;
-                });
+                    Kokkos::ThreadVectorRange(team, r0, r1),
+                    [&](const index_t r, T& acc) { acc += conjugate(src(r, k)) * v(r); }, s);
+                Kokkos::single(Kokkos::PerThread(team), [&]() { atomic_accumulate(col < j ? &t1j(k) : &t2j(k), s); });
               });
         }
         // w = tau (w - V t1 - W t2), dot = w^H v: one fused pass.
-        Kokkos::parallel_reduce(
-            "keig::sytrd::correct_scale_dot", Range(space, 0, m - j - 1),
-            KOKKOS_LAMBDA(const index_t r, T& acc) {
-              T sum = w(r);
-              for (index_t k = 0; k < j; ++k) sum -= Vp(r, k) * t1j(k) + Wp(r, k) * t2j(k);
-              const T scaled = tau_j() * sum;
+        detail::sliced_row_sums<T, T>(
+            "keig::sytrd::correct_scale_dot", space, m - j - 1, j,
+            KOKKOS_LAMBDA(const index_t r, const index_t k) { return Vp(r, k) * t1j(k) + Wp(r, k) * t2j(k); },
+            KOKKOS_LAMBDA(const index_t r, const T& sum) {
+              const T scaled = tau_j() * (w(r) - sum);
               w(r) = scaled;
-              acc += conjugate(scaled) * v(r);
+              return conjugate(scaled) * v(r);
             },
             dot);
       }
@@ -269,7 +346,31 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
       const Matrix<T, ExecSpace> V2 = Kokkos::subview(P, std::make_pair(jb, m), std::make_pair(index_t(0), jb));
       const Matrix<T, ExecSpace> W2 = Kokkos::subview(W, std::make_pair(jb, m), std::make_pair(index_t(0), jb));
       const Matrix<T, ExecSpace> C = Kokkos::subview(P, std::make_pair(jb, m), std::make_pair(jb, m));
-      backends::syr2k<T>(ctx, Uplo::Lower, backends::Op::NoTrans, T(-1), V2, W2, R(1), C);
+      if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+        // C -= [V W] [W V]^H as one gemm per block column of the lower
+        // triangle, with [V W] and [W V] the two overlapping windows of one
+        // copy [V W V]. With nb = 32 the update is memory-bound, and cuBLAS's
+        // syr2k moved the triangle at about a sixth of the bandwidth (3.5 ms
+        // at m = 16000 where reading and writing it takes 0.6 ms).
+        const index_t m2 = m - jb;
+        const Matrix<T, ExecSpace> VWV = block(vwv_all, 0, m2, 0, 3 * jb);
+        using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+        Kokkos::parallel_for(
+            "keig::sytrd::vwv", Policy2(space, {0, 0}, {m2, jb}), KOKKOS_LAMBDA(const index_t r, const index_t k) {
+              const T vk = V2(r, k);
+              VWV(r, k) = vk;
+              VWV(r, jb + k) = W2(r, k);
+              VWV(r, 2 * jb + k) = vk;
+            });
+        const index_t width = SytrdTuning<ExecSpace>::update_block;
+        for (index_t c0 = 0; c0 < m2; c0 += width) {
+          const index_t c1 = c0 + width < m2 ? c0 + width : m2;
+          backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::ConjTrans, T(-1), block(VWV, c0, m2, 0, 2 * jb),
+                            block(VWV, c0, c1, jb, 3 * jb), T(1), block(C, c0, m2, c0, c1));
+        }
+      } else {
+        backends::syr2k<T>(ctx, Uplo::Lower, backends::Op::NoTrans, T(-1), V2, W2, R(1), C);
+      }
     }
   }
   Kokkos::parallel_for(

@@ -75,6 +75,19 @@ KOKKOS_INLINE_FUNCTION real_t<T> abs_squared(const T& x) {
   else return x * x;
 }
 
+// *sum += x atomically; complex sums as two real atomics (no 16-byte atomic
+// add is needed).
+template <class T>
+KOKKOS_INLINE_FUNCTION void atomic_accumulate(T* sum, const T& x) {
+  if constexpr (is_complex_v<T>) {
+    real_t<T>* parts = reinterpret_cast<real_t<T>*>(sum);
+    Kokkos::atomic_add(parts, x.real());
+    Kokkos::atomic_add(parts + 1, x.imag());
+  } else {
+    Kokkos::atomic_add(sum, x);
+  }
+}
+
 template <class T>
 KOKKOS_INLINE_FUNCTION bool is_finite(const T& x) {
   if constexpr (is_complex_v<T>) return compat::isfinite(x.real()) && compat::isfinite(x.imag());
