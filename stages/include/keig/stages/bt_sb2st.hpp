@@ -319,18 +319,19 @@ struct BtSb2stTuning {
 
 // The shape keig uses for m wanted columns (keig-bench --suite bt_sb2st on
 // the H200, n = m = 16384, b = 64: sigma = 64 with W = V T and Gram T took
-// 1.16 s; sigma = 32 1.34 s, sigma = 128 1.82 s; the former sigma = 32,
-// Dots, three gemms in chunks of 2048 2.29 s). Chunks of at most 8192
-// columns keep X and W at O(n chunk) (about n/2 rows of blocks per wave).
-// The window apply where its tiles of 64 columns, two resident per
-// multiprocessor, keep at least 80 % of the resident places busy over the
-// rounds they need: each tile is one thread block's walk over all blocks,
-// so a part round costs a whole walk (H200, 132 multiprocessors: n = m =
-// 8192, 128 tiles: 0.154 s against 0.142 s for the gemms; 20694, 324 tiles:
-// 2.10 against 2.05 s; 16384 and 32768, 256 and 512 tiles: 0.70 against
-// 0.99 s and 5.66 against 7.59 s). Where the rounds are filled less but
-// at least one is whole, the window takes the whole rounds' tiles and the
-// gemms the columns past them (window_tiles).
+// 1.16 s with the batched gemms; sigma = 32 1.34 s, sigma = 128 1.82 s; the
+// former sigma = 32, Dots, three gemms in chunks of 2048 2.29 s). Chunks of
+// at most 8192 columns keep X and W at O(n chunk) (about n/2 rows of blocks
+// per wave). The window apply takes its tiles of 64 columns (two resident
+// per multiprocessor, `places` in all) where they fill at least 80 % of the
+// places over the rounds they need, or, within one round, at least a third
+// of them: each tile is one thread block's walk over all blocks, so a part
+// round costs a whole walk. H200, 264 places, window against gemms: n = m
+// = 4096, 64 tiles: 0.030 against 0.027 s; 6144, 96 tiles: 0.065 / 0.069 s;
+// 8192, 128: 0.112 / 0.142 s; 10884, 171: 0.269 / 0.332 s; 16384, 256:
+// 0.597 / 0.99 s. Past one round, where the rounds are filled less, the
+// window takes the whole rounds' tiles and the gemms the columns past them
+// (window_tiles; 20694, 324 tiles: 1.36 against 2.04 s for the gemms alone).
 template <class ExecSpace>
 BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
   BtSb2stTuning tuning;
@@ -340,7 +341,7 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
     tuning.chunk = m < 8192 ? (m > 0 ? m : 1) : 8192;
     const index_t tiles = (m + tuning.window_columns - 1) / tuning.window_columns;
     const index_t places = 2 * index_t(backends::multiprocessors(space)), rounds = (tiles + places - 1) / places;
-    tuning.window_apply = 5 * tiles >= 4 * rounds * places;
+    tuning.window_apply = 5 * tiles >= 4 * rounds * places || (tiles < places && 3 * tiles >= places);
     if (!tuning.window_apply && tiles >= places) {
       tuning.window_apply = true;
       tuning.window_tiles = tiles / places * places;
