@@ -81,7 +81,11 @@ struct SymvKernels {
   index_t n, nblk, seg, nseg;
   bool lower;
 
-  // ---- kernel 1: diagonal blocks ------------------------------------------
+  // ---- kernel 1: diagonal blocks (hosts: host_diagonal inside the block
+  // column's team). A launch of its own on devices: as the first teams of
+  // the off-diagonal launch the diagonal code raised that kernel to 128
+  // registers a thread, and symv fell from 74 % to 60 % of the copy
+  // bandwidth at n = 16384.
   struct DiagonalTag {};
   KOKKOS_INLINE_FUNCTION void operator()(DiagonalTag, const Team& team) const {
     const index_t J = team.league_rank();
@@ -106,8 +110,6 @@ struct SymvKernels {
           if (j < rows) sum += tile(t, j) * x(c0 + j);
         }
       reduce_rows_and_store(team, t, q, sum, rows, c0, J);
-    } else {
-      host_diagonal(J);
     }
   }
 
@@ -401,6 +403,42 @@ struct SymvKernels {
     }
     y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
   }
+
+  // Devices: the same sums with each row's partials split over 8 slices of a
+  // team of 32 rows (a row of the last block row has nblk partials, and
+  // one thread per row summed 256 of them in sequence at n = 16384, 24 us).
+  static constexpr int reduce_slices = 8, reduce_rows = 32;
+  struct ReduceSlicedTag {};
+  KOKKOS_INLINE_FUNCTION void operator()(ReduceSlicedTag, const Team& team) const {
+    T* const part = static_cast<T*>(team.team_shmem().get_shmem(reduce_slices * reduce_rows * sizeof(T)));
+    const int slice = team.team_rank();
+    const index_t base = team.league_rank() * reduce_rows;
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, reduce_rows), [&](const int l) {
+      const index_t r = base + l;
+      T sum = T(0);
+      if (r < n) {
+        const index_t b = r / NB;
+        // Partial idx of row r: the blocks of its own block row first, then
+        // the segments on the other side of the diagonal.
+        const index_t own = lower ? b + 1 : nblk - b;
+        const index_t other = lower ? (nblk - b - 1 + seg - 1) / seg : (b + seg - 1) / seg;
+        for (index_t idx = slice; idx < own + other; idx += reduce_slices) {
+          const index_t K = idx < own ? (lower ? idx : b + idx) : (lower ? b + 1 : 0) + (idx - own) * seg;
+          sum += work(r, K);
+        }
+      }
+      part[slice * reduce_rows + l] = sum;
+    });
+    team.team_barrier();
+    if (slice == 0)
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, reduce_rows), [&](const int l) {
+        const index_t r = base + l;
+        if (r >= n) return;
+        T sum = T(0);
+        for (int q = 0; q < reduce_slices; ++q) sum += part[q * reduce_rows + l];
+        y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
+      });
+  }
 };
 
 }  // namespace detail
@@ -447,7 +485,16 @@ void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix
     Kokkos::parallel_for("keig::symv::off_diagonal",
                          OffDiagonal(space, k.nblk * k.nseg, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)),
                          k);
-  Kokkos::parallel_for("keig::symv::reduce", Kokkos::RangePolicy<ExecSpace, typename K::ReduceTag>(space, 0, n), k);
+  if constexpr (K::device) {
+    using Reduce = Kokkos::TeamPolicy<ExecSpace, typename K::ReduceSlicedTag>;
+    const size_t bytes = K::reduce_slices * K::reduce_rows * sizeof(T);
+    Kokkos::parallel_for("keig::symv::reduce",
+                         Reduce(space, (n + K::reduce_rows - 1) / K::reduce_rows, K::reduce_slices, K::reduce_rows)
+                             .set_scratch_size(0, Kokkos::PerTeam(bytes)),
+                         k);
+  } else {
+    Kokkos::parallel_for("keig::symv::reduce", Kokkos::RangePolicy<ExecSpace, typename K::ReduceTag>(space, 0, n), k);
+  }
 }
 
 }  // namespace keig::stages
