@@ -120,9 +120,13 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
   Batch ahead;
   bool have_ahead = false;
   index_t lo = 0, hi = 0;  // the window holds rows [lo, hi)
+  // A block whose first row is in the window continues it (the same group,
+  // one step down); any other block starts it anew.
+  const auto continues = [&](index_t first_row) { return first_row >= lo && first_row < hi; };
   // The warp's fragments of V for X = V^T Zw and of W for Zw += W (-X) come
   // from L2; each set is issued before a barrier that precedes its use (V's
-  // once the entering rows are stored, W's first half before the X stores),
+  // once the entering rows are stored, W's first two quarters before the X
+  // stores),
   // so the latency overlaps the wait at the barrier. With 128 registers a
   // thread (two thread blocks per multiprocessor) there is no room to issue
   // them earlier: V's 40 doubles across the row loads spilled.
@@ -140,7 +144,7 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
     const double* const w = wbase + blk.q * index_t(ldv) * kSigma;
     // Rows above the block leave (all of them when the block is not ahead of
     // the window: a new group); then the block's missing rows enter.
-    if (r0 < lo || r0 >= hi) {
+    if (!continues(r0)) {
       flush(lo, hi);
       lo = hi = r0;
     } else {
@@ -262,7 +266,7 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
       // written on every iteration (zeros when unused), so the compiler
       // does not keep it alive through the products.
       const index_t r0_next = next.row0, end_next = r0_next + ldv;
-      have_ahead = e + 1 < count && r0_next >= lo && r0_next < hi && end_next > hi && end_next - hi <= 8 * kOctets;
+      have_ahead = e + 1 < count && continues(r0_next) && end_next > hi && end_next - hi <= 8 * kOctets;
       fetch(hi, have_ahead ? end_next : hi, 0, ahead);
     }
     __syncthreads();

@@ -390,18 +390,26 @@ struct SymvKernels {
   }
 
   // ---- kernel 3: sum the partials -----------------------------------------
+  // The partials of a row of block row b: the blocks of its own block row
+  // first (idx < b + 1 lower, nblk - b upper), then one per segment on the
+  // other side of the diagonal; partial_slot is the work column of the idx-th.
+  KOKKOS_INLINE_FUNCTION index_t partial_count(index_t b) const {
+    return lower ? b + 1 + (nblk - b - 1 + seg - 1) / seg : nblk - b + (b + seg - 1) / seg;
+  }
+  KOKKOS_INLINE_FUNCTION index_t partial_slot(index_t b, index_t idx) const {
+    const index_t own = lower ? b + 1 : nblk - b;
+    if (idx < own) return lower ? idx : b + idx;         // blocks (b, K) on the diagonal's side
+    return (lower ? b + 1 : 0) + (idx - own) * seg;      // segments below (lower) / above (upper) block b
+  }
+  KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const {
+    y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
+  }
   struct ReduceTag {};
   KOKKOS_INLINE_FUNCTION void operator()(ReduceTag, const index_t r) const {
-    const index_t b = r / NB;
+    const index_t b = r / NB, count = partial_count(b);
     T sum = T(0);
-    if (lower) {
-      for (index_t K = 0; K <= b; ++K) sum += work(r, K);                  // blocks (b, K), K <= b
-      for (index_t K = b + 1; K < nblk; K += seg) sum += work(r, K);       // segments below block b
-    } else {
-      for (index_t K = b; K < nblk; ++K) sum += work(r, K);                // blocks (b, K), K >= b
-      for (index_t K = 0; K < b; K += seg) sum += work(r, K);              // segments above block b
-    }
-    y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
+    for (index_t idx = 0; idx < count; ++idx) sum += work(r, partial_slot(b, idx));
+    store(r, sum);
   }
 
   // Devices: the same sums with each row's partials split over 8 slices of a
@@ -417,15 +425,8 @@ struct SymvKernels {
       const index_t r = base + l;
       T sum = T(0);
       if (r < n) {
-        const index_t b = r / NB;
-        // Partial idx of row r: the blocks of its own block row first, then
-        // the segments on the other side of the diagonal.
-        const index_t own = lower ? b + 1 : nblk - b;
-        const index_t other = lower ? (nblk - b - 1 + seg - 1) / seg : (b + seg - 1) / seg;
-        for (index_t idx = slice; idx < own + other; idx += reduce_slices) {
-          const index_t K = idx < own ? (lower ? idx : b + idx) : (lower ? b + 1 : 0) + (idx - own) * seg;
-          sum += work(r, K);
-        }
+        const index_t b = r / NB, count = partial_count(b);
+        for (index_t idx = slice; idx < count; idx += reduce_slices) sum += work(r, partial_slot(b, idx));
       }
       part[slice * reduce_rows + l] = sum;
     });
@@ -436,7 +437,7 @@ struct SymvKernels {
         if (r >= n) return;
         T sum = T(0);
         for (int q = 0; q < reduce_slices; ++q) sum += part[q * reduce_rows + l];
-        y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
+        store(r, sum);
       });
   }
 };

@@ -158,6 +158,14 @@ void sliced_row_sums(const char* label, const ExecSpace& space, index_t rows, in
       result);
 }
 
+// Term k of column j's update from the panel's earlier reflectors (latrd):
+// P(r, j) -= sum_{k < j} P(r, k) W(j, k)^H + W(r, k) P(j, k)^H.
+template <class View>
+KOKKOS_INLINE_FUNCTION typename View::non_const_value_type column_update_term(const View& P, const View& W, index_t r,
+                                                                              index_t j, index_t k) {
+  return P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
+}
+
 // Address of m(row, col) (no access: valid for device views on the host).
 template <class View>
 typename View::pointer_type element_pointer(const View& m, index_t row, index_t col) {
@@ -223,7 +231,7 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         if (j > 0)
           for (index_t r = j; r < m; ++r) {
             T sum = T(0);
-            for (index_t k = 0; k < j; ++k) sum += P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
+            for (index_t k = 0; k < j; ++k) sum += detail::column_update_term(P, W, r, j, k);
             const T updated = P(r, j) - sum;
             P(r, j) = r == j ? T(real_part(updated)) : updated;
           }
@@ -244,10 +252,7 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         // a column at m = 16000.)
         detail::sliced_row_sums<T, R>(
             "keig::sytrd::column_norm", space, m - j, j,
-            KOKKOS_LAMBDA(const index_t q, const index_t k) {
-              const index_t r = j + q;
-              return P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
-            },
+            KOKKOS_LAMBDA(const index_t q, const index_t k) { return detail::column_update_term(P, W, j + q, j, k); },
             KOKKOS_LAMBDA(const index_t q, const T& sum) {
               const index_t r = j + q;
               T x = P(r, j);
@@ -352,8 +357,8 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
       if constexpr (backends::is_cuda_space_v<ExecSpace>) {
         // C -= [V W] [W V]^H as one gemm per block column of the lower
         // triangle, with [V W] and [W V] the two overlapping windows of one
-        // copy [V W V]. With nb = 32 the update is memory-bound, and cuBLAS's
-        // syr2k moved the triangle at about a sixth of the bandwidth (3.5 ms
+        // copy [V W V]. With panels of 32 or 64 columns the update is
+        // memory-bound, and cuBLAS's syr2k moved the triangle at about a sixth of the bandwidth (3.5 ms
         // at m = 16000 where reading and writing it takes 0.6 ms).
         const index_t m2 = m - jb;
         const Matrix<T, ExecSpace> VWV = block(vwv_all, 0, m2, 0, 3 * jb);
