@@ -93,9 +93,12 @@ TYPED_TEST(Sytrd, ReducesToTridiagonalWithUnitaryQ) {
   using T = TypeParam;
   using R = real_t<T>;
   backends::Context<Space> ctx{Space()};
-  for (index_t n : {1, 2, 3, 31, 32, 33, 65, 150}) {
+  for (index_t n : {1, 2, 3, 31, 32, 33, 65, 150, 640}) {
     for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       for (index_t nb : {index_t(0), index_t(8)}) {
+        // 640: ten symv blocks, so the off-diagonal blocks of a column span
+        // two segments on devices (the column steps sum symv's partials).
+        if (n > 150 && (uplo == Uplo::Upper || nb != 0)) continue;
         SCOPED_TRACE(describe("sytrd", n, uplo) + " nb=" + std::to_string(nb));
         const auto problem = generate<T>(MatrixKind::Random, n, n + 3);
         const index_t panel = nb > 0 ? nb : stages::SytrdTuning<Space>::default_nb;

@@ -61,6 +61,38 @@ index_t symv_workspace_size(index_t n) {
   return n * (nblk > 0 ? nblk : 1);
 }
 
+// The partial sums that symv's first launches leave in its workspace, and
+// how a row's are found: A x (row r) = sum_{idx < count(r)} partial(r, idx).
+// symv sums them in its last launch; callers that fold the sum into a pass
+// of their own (sytrd's column step) take them from symv_partials.
+template <class T, class ExecSpace>
+struct SymvPartials {
+  static constexpr index_t NB = SymvTuning<T, ExecSpace>::nb;
+  // The n x nblk workspace as a pointer and leading dimension: kernels that
+  // capture this stay small enough for Kokkos's by-value launch (a closure
+  // of more than 512 bytes goes through constant memory, and the host then
+  // waits for the previous such launch).
+  T* work = nullptr;
+  index_t ld = 0, nblk = 0, seg = 1;
+  bool lower = true;
+
+  // Partials of a row of block row b: the blocks of its own block row first
+  // (idx < b + 1 lower, nblk - b upper), then one per segment on the other
+  // side of the diagonal; slot is the work column of the idx-th.
+  KOKKOS_INLINE_FUNCTION index_t block_count(index_t b) const {
+    return lower ? b + 1 + (nblk - b - 1 + seg - 1) / seg : nblk - b + (b + seg - 1) / seg;
+  }
+  KOKKOS_INLINE_FUNCTION index_t slot(index_t b, index_t idx) const {
+    const index_t own = lower ? b + 1 : nblk - b;
+    if (idx < own) return lower ? idx : b + idx;         // blocks (b, K) on the diagonal's side
+    return (lower ? b + 1 : 0) + (idx - own) * seg;      // segments below (lower) / above (upper) block b
+  }
+  KOKKOS_INLINE_FUNCTION index_t count(index_t r) const { return block_count(r / NB); }
+  KOKKOS_INLINE_FUNCTION T partial(index_t r, index_t idx) const { return work[r + slot(r / NB, idx) * ld]; }
+  // No row has more partials than block rows.
+  KOKKOS_INLINE_FUNCTION index_t max_count() const { return nblk; }
+};
+
 namespace detail {
 
 template <class T, class ExecSpace>
@@ -77,8 +109,8 @@ struct SymvKernels {
   Matrix<T, ExecSpace> a;
   Vector<T, ExecSpace> x, y;
   Matrix<T, ExecSpace> work;  // n x nblk partial sums
-  T alpha, beta;
-  index_t n, nblk, seg, nseg;
+  T alpha{}, beta{};
+  index_t n = 0, nblk = 0, seg = 1, nseg = 0;
   bool lower;
 
   // ---- kernel 1: diagonal blocks (hosts: host_diagonal inside the block
@@ -96,12 +128,20 @@ struct SymvKernels {
       Scratch tile(team.team_scratch(0), NB + 1, NB);
       const int rank = team.team_rank();
       const int t = rank % NB, q = rank / NB;
-      for (int j = q; j < rows; j += Q)
-        if (t < rows && (lower ? t >= j : t <= j)) {
-          const T v = a(c0 + t, c0 + j);
-          tile(t, j) = t == j ? T(real_part(v)) : v;
-          if (t != j) tile(j, t) = conjugate(v);
+      // All C loads first: with the scratch stores in between, each load
+      // waited for the one before (11 us for the diagonal blocks at n = 4450).
+      T v[C];
+      for (int jj = 0; jj < C; ++jj) {
+        const int j = q + Q * jj;
+        v[jj] = t < rows && j < rows && (lower ? t >= j : t <= j) ? a(c0 + t, c0 + j) : T(0);
+      }
+      for (int jj = 0; jj < C; ++jj) {
+        const int j = q + Q * jj;
+        if (t < rows && j < rows && (lower ? t >= j : t <= j)) {
+          tile(t, j) = t == j ? T(real_part(v[jj])) : v[jj];
+          if (t != j) tile(j, t) = conjugate(v[jj]);
         }
+      }
       team.team_barrier();
       T sum = T(0);
       if (t < rows)
@@ -389,26 +429,25 @@ struct SymvKernels {
     }
   }
 
-  // ---- kernel 3: sum the partials -----------------------------------------
-  // The partials of a row of block row b: the blocks of its own block row
-  // first (idx < b + 1 lower, nblk - b upper), then one per segment on the
-  // other side of the diagonal; partial_slot is the work column of the idx-th.
-  KOKKOS_INLINE_FUNCTION index_t partial_count(index_t b) const {
-    return lower ? b + 1 + (nblk - b - 1 + seg - 1) / seg : nblk - b + (b + seg - 1) / seg;
-  }
-  KOKKOS_INLINE_FUNCTION index_t partial_slot(index_t b, index_t idx) const {
-    const index_t own = lower ? b + 1 : nblk - b;
-    if (idx < own) return lower ? idx : b + idx;         // blocks (b, K) on the diagonal's side
-    return (lower ? b + 1 : 0) + (idx - own) * seg;      // segments below (lower) / above (upper) block b
+  // ---- kernel 3: sum the partials (in SymvPartials' order) ----------------
+  KOKKOS_INLINE_FUNCTION SymvPartials<T, ExecSpace> partials() const {
+    SymvPartials<T, ExecSpace> p;
+    p.work = work.data();
+    p.ld = n;
+    p.nblk = nblk;
+    p.seg = seg;
+    p.lower = lower;
+    return p;
   }
   KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const {
     y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
   }
   struct ReduceTag {};
   KOKKOS_INLINE_FUNCTION void operator()(ReduceTag, const index_t r) const {
-    const index_t b = r / NB, count = partial_count(b);
+    const SymvPartials<T, ExecSpace> p = partials();
+    const index_t count = p.count(r);
     T sum = T(0);
-    for (index_t idx = 0; idx < count; ++idx) sum += work(r, partial_slot(b, idx));
+    for (index_t idx = 0; idx < count; ++idx) sum += p.partial(r, idx);
     store(r, sum);
   }
 
@@ -421,12 +460,13 @@ struct SymvKernels {
     T* const part = static_cast<T*>(team.team_shmem().get_shmem(reduce_slices * reduce_rows * sizeof(T)));
     const int slice = team.team_rank();
     const index_t base = team.league_rank() * reduce_rows;
+    const SymvPartials<T, ExecSpace> p = partials();
     Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, reduce_rows), [&](const int l) {
       const index_t r = base + l;
       T sum = T(0);
       if (r < n) {
-        const index_t b = r / NB, count = partial_count(b);
-        for (index_t idx = slice; idx < count; idx += reduce_slices) sum += work(r, partial_slot(b, idx));
+        const index_t count = p.count(r);
+        for (index_t idx = slice; idx < count; idx += reduce_slices) sum += p.partial(r, idx);
       }
       part[slice * reduce_rows + l] = sum;
     });
@@ -444,37 +484,39 @@ struct SymvKernels {
 
 }  // namespace detail
 
-// y = alpha A x + beta y; A is n x n Hermitian with its `uplo` triangle
-// referenced; work has at least symv_workspace_size<T, ExecSpace>(n) entries.
-// `segment`: blocks per off-diagonal team on devices (0: SymvTuning's choice;
-// a tuning knob for benchmarks). Asynchronous on `space`.
+namespace detail {
+
+// symv's kernels set up for A, x and work (arguments checked; y, alpha and
+// beta are left to the caller).
 template <class T, class ExecSpace>
-void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
-          const Vector<T, ExecSpace>& x, nondeduced_t<T> beta, const Vector<T, ExecSpace>& y,
-          const Vector<T, ExecSpace>& work, index_t segment = 0) {
-  using K = detail::SymvKernels<T, ExecSpace>;
+SymvKernels<T, ExecSpace> symv_kernels(Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<T, ExecSpace>& x,
+                                       const Vector<T, ExecSpace>& work, index_t segment) {
+  using K = SymvKernels<T, ExecSpace>;
   const index_t n = a.extent(0);
   if (static_cast<index_t>(a.extent(1)) != n) throw InvalidArgument("A", "symv: A must be square");
-  if (static_cast<index_t>(x.extent(0)) != n || static_cast<index_t>(y.extent(0)) != n)
-    throw InvalidArgument("x", "symv: x and y need n = " + std::to_string(n) + " entries");
+  if (static_cast<index_t>(x.extent(0)) != n)
+    throw InvalidArgument("x", "symv: x needs n = " + std::to_string(n) + " entries");
   if (static_cast<index_t>(work.extent(0)) < symv_workspace_size<T, ExecSpace>(n))
     throw InvalidArgument("work", "symv: needs symv_workspace_size(n) = " +
                                       std::to_string(symv_workspace_size<T, ExecSpace>(n)) + " entries");
-  if (n == 0) return;
   K k;
   k.a = a;
   k.x = x;
-  k.y = y;
-  k.alpha = alpha;
-  k.beta = beta;
   k.n = n;
   k.nblk = (n + K::NB - 1) / K::NB;
   k.seg = SymvTuning<T, ExecSpace>::segment(k.nblk);
   if (segment > 0 && K::device)
     k.seg = segment < SymvTuning<T, ExecSpace>::max_segment ? segment : SymvTuning<T, ExecSpace>::max_segment;
-  k.nseg = (k.nblk + k.seg - 1) / k.seg;
+  k.nseg = k.nblk > 0 ? (k.nblk + k.seg - 1) / k.seg : 0;
   k.lower = uplo == Uplo::Lower;
-  k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk);
+  k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk > 0 ? k.nblk : 1);
+  return k;
+}
+
+// Launches 1 and 2: every block's contribution into k.work.
+template <class T, class ExecSpace>
+void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace>& k) {
+  using K = SymvKernels<T, ExecSpace>;
   const int team_size = K::device ? K::NB * K::Q : 1;
   const size_t scratch = K::device ? K::Scratch::shmem_size(K::NB + 1, SymvTuning<T, ExecSpace>::scratch_columns) : 0;
   using Diagonal = Kokkos::TeamPolicy<ExecSpace, typename K::DiagonalTag, Kokkos::Schedule<Kokkos::Static>>;
@@ -486,6 +528,41 @@ void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix
     Kokkos::parallel_for("keig::symv::off_diagonal",
                          OffDiagonal(space, k.nblk * k.nseg, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)),
                          k);
+}
+
+}  // namespace detail
+
+// The partial sums of A x (symv's launches but the last; see SymvPartials),
+// for callers that fold their sum into a pass of their own. work: at least
+// symv_workspace_size<T, ExecSpace>(n) entries; the result refers to it.
+// Asynchronous on `space`.
+template <class T, class ExecSpace>
+SymvPartials<T, ExecSpace> symv_partials(const ExecSpace& space, Uplo uplo, const Matrix<T, ExecSpace>& a,
+                                         const Vector<T, ExecSpace>& x, const Vector<T, ExecSpace>& work,
+                                         index_t segment = 0) {
+  const auto k = detail::symv_kernels<T, ExecSpace>(uplo, a, x, work, segment);
+  if (k.n > 0) detail::symv_launch_partials<T, ExecSpace>(space, k);
+  return k.partials();
+}
+
+// y = alpha A x + beta y; A is n x n Hermitian with its `uplo` triangle
+// referenced; work has at least symv_workspace_size<T, ExecSpace>(n) entries.
+// `segment`: blocks per off-diagonal team on devices (0: SymvTuning's choice;
+// a tuning knob for benchmarks). Asynchronous on `space`.
+template <class T, class ExecSpace>
+void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
+          const Vector<T, ExecSpace>& x, nondeduced_t<T> beta, const Vector<T, ExecSpace>& y,
+          const Vector<T, ExecSpace>& work, index_t segment = 0) {
+  using K = detail::SymvKernels<T, ExecSpace>;
+  K k = detail::symv_kernels<T, ExecSpace>(uplo, a, x, work, segment);
+  const index_t n = k.n;
+  if (static_cast<index_t>(y.extent(0)) != n)
+    throw InvalidArgument("y", "symv: y needs n = " + std::to_string(n) + " entries");
+  if (n == 0) return;
+  k.y = y;
+  k.alpha = alpha;
+  k.beta = beta;
+  detail::symv_launch_partials<T, ExecSpace>(space, k);
   if constexpr (K::device) {
     using Reduce = Kokkos::TeamPolicy<ExecSpace, typename K::ReduceSlicedTag>;
     const size_t bytes = K::reduce_slices * K::reduce_rows * sizeof(T);

@@ -20,6 +20,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "keig/backends/blas.hpp"
+#include "keig/backends/warp.hpp"
 #include "keig/stages/symv.hpp"
 #include "keig/views/workspace.hpp"
 
@@ -36,12 +37,16 @@ struct SytrdTuning {
   static constexpr index_t update_block = 1024;
 };
 
+namespace detail {
+inline constexpr index_t latrd_t_copies = 16;  // see LatrdDeviceState
+}  // namespace detail
+
 // Workspace of sytrd for order n and panel width nb (elements of T); GPUs
 // add n x 3 nb for the trailing update's [V W V].
 template <class T, class ExecSpace>
 index_t sytrd_workspace_size(index_t n, index_t nb) {
   const index_t update = backends::is_cuda_space_v<ExecSpace> ? 3 * n * nb : 0;
-  return n * nb + symv_workspace_size<T, ExecSpace>(n) + 2 * nb + 8 + update;
+  return n * nb + symv_workspace_size<T, ExecSpace>(n) + 4 * nb * detail::latrd_t_copies + 8 + update;
 }
 
 namespace detail {
@@ -72,20 +77,12 @@ void mirror_full_hermitian(const ExecSpace& space, const Matrix<T, ExecSpace>& a
       });
 }
 
-// Small O(n) loops of a column step: on host spaces they run inline on the
-// calling thread (a fork/join per column step costs more than the loop);
-// on devices they are kernels on the instance, keeping scalars on the device.
+// The O(m) loops of a column step: on host spaces they run inline on the
+// calling thread (a fork/join per column step costs more than the loop); on
+// devices they are kernels on the instance (latrd_column_device), keeping
+// the column's scalars on the device.
 template <class ExecSpace>
 inline constexpr bool runs_inline_v = !backends::is_cuda_space_v<ExecSpace>;
-
-template <class ExecSpace, class F>
-void small_for(const char* label, const ExecSpace& space, index_t begin, index_t end, const F& f) {
-  if constexpr (runs_inline_v<ExecSpace>) {
-    for (index_t i = begin; i < end; ++i) f(i);
-  } else {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(space, begin, end), f);
-  }
-}
 
 // LAPACK ?larfg's scalars from alpha and ||x||^2 (computed redundantly by
 // every thread that needs them): H = I - tau v v^H, H^H (alpha, x) = (beta, 0),
@@ -109,55 +106,6 @@ KOKKOS_INLINE_FUNCTION void householder(const T alpha, const real_t<T> xn2, T& t
   }
 }
 
-// Row sums of a term over a short index range, for the latrd column steps
-// on devices: for r in [0, rows), sum(r) = sum_{k < count} term(r, k), with
-// k split over 8 slices of a team of 32 rows (a vector lane per row, so every
-// load is coalesced) and the slices combined in team scratch; finish(r,
-// sum) returns r's share of the reduction into `result` (a device scalar).
-// The first team also zeroes zeros[0, zero_count) (at most 256 entries).
-// One thread per row looping over all k left a few warps per
-// multiprocessor waiting on their loads (12 us a column at m = 4200).
-template <class T, class Acc, class ExecSpace, class Term, class Finish, class Result>
-void sliced_row_sums(const char* label, const ExecSpace& space, index_t rows, index_t count, const Term& term,
-                     const Finish& finish, const Result& result, T* zeros = nullptr, index_t zero_count = 0) {
-  constexpr int slices = 8, lanes = 32;
-  using Policy = Kokkos::TeamPolicy<ExecSpace>;
-  const index_t league = rows > 0 ? (rows + lanes - 1) / lanes : 1;
-  const size_t bytes = slices * lanes * sizeof(T);
-  Kokkos::parallel_reduce(
-      label, Policy(space, league, slices, lanes).set_scratch_size(0, Kokkos::PerTeam(bytes)),
-      KOKKOS_LAMBDA(const typename Policy::member_type& team, Acc& acc) {
-        T* const part = static_cast<T*>(team.team_shmem().get_shmem(bytes));
-        const index_t base = team.league_rank() * lanes;
-        const int slice = team.team_rank();
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
-          if (team.league_rank() == 0)
-            for (index_t q = slice * lanes + l; q < zero_count; q += slices * lanes) zeros[q] = T(0);
-          const index_t r = base + l;
-          T sum = T(0);
-          if (r < rows)
-            for (index_t k = slice; k < count; k += slices) sum += term(r, k);
-          part[slice * lanes + l] = sum;
-        });
-        team.team_barrier();
-        if (slice == 0) {
-          Acc local = Acc(0);
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, lanes),
-              [&](const int l, Acc& a) {
-                const index_t r = base + l;
-                if (r >= rows) return;
-                T sum = T(0);
-                for (int q = 0; q < slices; ++q) sum += part[q * lanes + l];
-                a += finish(r, sum);
-              },
-              local);
-          Kokkos::single(Kokkos::PerThread(team), [&]() { acc += local; });
-        }
-      },
-      result);
-}
-
 // Term k of column j's update from the panel's earlier reflectors (latrd):
 // P(r, j) -= sum_{k < j} P(r, k) W(j, k)^H + W(r, k) P(j, k)^H.
 template <class View>
@@ -172,6 +120,236 @@ typename View::pointer_type element_pointer(const View& m, index_t row, index_t 
   return m.data() + row + col * leading_dimension(m);
 }
 
+// LAPACK latrd's last step of a column, w += alpha v with
+// alpha = -1/2 tau (w^H v): on devices it is deferred into the next column's
+// launches (and the trailing update's copy), which read w anyway.
+template <class T>
+KOKKOS_INLINE_FUNCTION T deferred_axpy_scale(const T& tau, const T& dot) {
+  return real_t<T>(-0.5) * tau * dot;
+}
+
+// Device-resident state of the latrd column steps. The host never reads it.
+// The sums of passes A and D (norm, dot product, t1 and t2) are atomic adds
+// of each team's share into zeroed slots: Kokkos's parallel_reduce would end
+// each pass with a team-wide reduction and a last-team sum (a fifth of pass
+// A's samples). D zeroes the next column's slots.
+template <class T, class ExecSpace>
+struct LatrdDeviceState {
+  T* alpha;           // the updated P(j + 1, j)
+  real_t<T>* xn2;     // ||P(j+2:m, j)||^2
+  T* dot[2];          // (tau w)^H v, for even and odd global columns
+  // [t1 | t2] (nb each) in `copies` copies, for even and odd global columns:
+  // pass A's teams add into copy (team % copies), so that no more than a
+  // few dozen atomic adds meet on one address (all teams on one copy took
+  // 19 us a column at m = 4450).
+  static constexpr index_t copies = latrd_t_copies;
+  T* t[2];
+  index_t nb;
+  Vector<T, ExecSpace> symv_work;
+};
+
+// One latrd column step on a device: column j of the panel's trailing
+// matrix P (global column c), W its m x jb partner. Four passes and keig's
+// symv, with every scalar on the device (seed 002 §4.2.1's column loop):
+//  A. update: u = P(j:m, j) - V W(j, :)^H - W V(j, :)^H, written back; the
+//     norm of u(j+2:m) and, in the same pass (V's and W's rows are in
+//     cache), t1u = W^H u, t2u = V^H u over rows j+2.. into t[c % 2];
+//  B. reflector: tau, beta, v = (1, u(j+2:m) / (alpha - beta)) in P's
+//     column, t1 = W^H v = W(j+1, :)^H + t1u / (alpha - beta) (same for t2);
+//  C. y = A22 v as symv's partial sums;
+//  D. w = tau (y - V t1 - W t2) and w^H v in one pass that also sums y.
+// The previous column's axpy (deferred_axpy_scale) is applied where W's
+// column j - 1 is read: on the fly in A, written back in B. Before this
+// layout the step took eight launches (a separate axpy, symv's reduction,
+// the t1 / t2 pass and the scaling), each a few microseconds of latency.
+template <class T, class ExecSpace>
+void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, const Matrix<T, ExecSpace>& W,
+                         index_t j, index_t c, const Vector<T, ExecSpace>& tau,
+                         const Vector<real_t<T>, ExecSpace>& e, const LatrdDeviceState<T, ExecSpace>& st) {
+  using R = real_t<T>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  // Passes A and D: a team per 32 rows (a vector lane per row, so every load
+  // is coalesced), its 16 slices splitting the row's terms; the slices meet
+  // in team scratch. These passes are latency-bound (a few warps per
+  // multiprocessor): 16 slices halve each warp's chain of loads.
+  constexpr int slices = 16, lanes = 32;
+  constexpr index_t copies = LatrdDeviceState<T, ExecSpace>::copies;
+  const index_t m = P.extent(0);
+  const index_t x0 = j + 2 < m ? j + 2 : m;
+  const index_t nb = st.nb, stride = 2 * nb;  // one copy of [t1 | t2]
+  T* const t = st.t[c % 2];
+  T* const t_next = st.t[(c + 1) % 2];
+  T* const alpha = st.alpha;
+  R* const xn2 = st.xn2;
+  T* const dot = st.dot[c % 2];
+  T* const dot_prev = st.dot[(c + 1) % 2];  // the previous column's; D zeroes it for the next
+
+  // A. u = P(j:m, j) - V W(j, :)^H - W V(j, :)^H, the norm of u(j+2:m), and
+  //    t1u = W^H u, t2u = V^H u over rows j+2.. (V's and W's rows are in cache).
+  {
+    const index_t league = (m - j + lanes - 1) / lanes;
+    const size_t bytes = (slices + 1) * lanes * sizeof(T);
+    Kokkos::parallel_for(
+        "keig::sytrd::column_update", Policy(space, league, slices, lanes).set_scratch_size(0, Kokkos::PerTeam(bytes)),
+        KOKKOS_LAMBDA(const Member& team) {
+          T* const part = static_cast<T*>(team.team_shmem().get_shmem(bytes));
+          T* const u = part + slices * lanes;
+          T* const tu = t + (team.league_rank() % copies) * stride;
+          const index_t base = j + team.league_rank() * lanes;
+          const int slice = team.team_rank();
+          const T a_prev = j > 0 ? deferred_axpy_scale(tau(c - 1), *dot_prev) : T(0);
+          const auto w_at = [&](index_t r, index_t k) {  // W(r, k) with the deferred axpy
+            return k + 1 == j ? W(r, k) + a_prev * P(r, k) : W(r, k);
+          };
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
+            const index_t r = base + l;
+            T sum = T(0);
+            if (r < m)
+              for (index_t k = slice; k < j; k += slices)
+                sum += P(r, k) * conjugate(w_at(j, k)) + w_at(r, k) * conjugate(P(j, k));
+            part[slice * lanes + l] = sum;
+          });
+          team.team_barrier();
+          if (slice == 0) {
+            R norm = R(0);
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(team, lanes),
+                [&](const int l, R& a) {
+                  const index_t r = base + l;
+                  T x = T(0);
+                  if (r < m) {
+                    x = P(r, j);
+                    if (j > 0) {
+                      T sum = T(0);
+                      for (int q = 0; q < slices; ++q) sum += part[q * lanes + l];
+                      x -= sum;
+                      if (r == j) x = T(real_part(x));
+                      P(r, j) = x;
+                    }
+                    if (r == j + 1) *alpha = x;
+                  }
+                  const bool below = r >= x0 && r < m;
+                  u[l] = below ? x : T(0);
+                  a += below ? abs_squared(x) : R(0);
+                },
+                norm);
+            Kokkos::single(Kokkos::PerThread(team), [&]() { atomic_accumulate(xn2, norm); });
+          }
+          team.team_barrier();
+          // Each warp sums its columns' products over the team's 32 rows
+          // with shuffles (the loads hit what phase one brought in).
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
+            const index_t r = base + l;
+            for (index_t k = slice; k < j; k += slices) {
+              T s1 = T(0), s2 = T(0);
+              if (r < m) {
+                s1 = conjugate(w_at(r, k)) * u[l];
+                s2 = conjugate(P(r, k)) * u[l];
+              }
+              s1 = backends::warp_sum(s1, 1, lanes);
+              s2 = backends::warp_sum(s2, 1, lanes);
+              if (l == 0) {
+                atomic_accumulate(tu + k, s1);
+                atomic_accumulate(tu + nb + k, s2);
+              }
+            }
+          });
+        });
+  }
+  // B. tau, beta and v = (1, u(j+2:m) / (alpha - beta)) over rows j+1..m,
+  //    the previous column's axpy written back, and one thread per entry of
+  //    t1 = W^H v = W(j+1, :)^H + t1u / (alpha - beta) (t2 likewise with V),
+  //    summed over the copies into copy 0.
+  {
+    const index_t end = m > 3 * j + 1 ? m : 3 * j + 1;
+    Kokkos::parallel_for(
+        "keig::sytrd::reflector", Kokkos::RangePolicy<ExecSpace>(space, j + 1, end), KOKKOS_LAMBDA(const index_t r) {
+          T t_out, s_out;
+          R b_out;
+          householder(*alpha, *xn2, t_out, s_out, b_out);
+          const auto summed = [&](index_t q) {
+            T sum = T(0);
+            for (index_t copy = 0; copy < copies; ++copy) sum += t[copy * stride + q];
+            return sum;
+          };
+          if (r < m) {
+            if (r == j + 1) {
+              tau(c) = t_out;
+              e(c) = b_out;
+              P(r, j) = T(1);
+            } else {
+              P(r, j) *= s_out;
+            }
+            if (j > 0) {  // the previous column's axpy, written back
+              const T w = W(r, j - 1) + deferred_axpy_scale(tau(c - 1), *dot_prev) * P(r, j - 1);
+              W(r, j - 1) = w;
+              if (r == j + 1) t[j - 1] = conjugate(w) + s_out * summed(j - 1);
+            }
+          }
+          const index_t k = r - (j + 1);
+          if (k + 1 < j) t[k] = conjugate(W(j + 1, k)) + s_out * summed(k);
+          else if (k >= j && k < 2 * j) t[nb + k - j] = conjugate(P(j + 1, k - j)) + s_out * summed(nb + k - j);
+        });
+  }
+  // C. y = A22 v, left as symv's partial sums.
+  const index_t mv = m - j - 1;
+  const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
+  const Vector<T, ExecSpace> v(element_pointer(P, j + 1, j), mv);
+  const SymvPartials<T, ExecSpace> y = symv_partials<T, ExecSpace>(space, Uplo::Lower, A22, v, st.symv_work);
+  // D. w = tau (y - V t1 - W t2) into W(j+1:m, j), dot = w^H v; the first
+  //    team zeroes the next column's sums.
+  {
+    const index_t league = mv > 0 ? (mv + lanes - 1) / lanes : 1;
+    const size_t bytes = slices * lanes * sizeof(T);
+    const index_t zero_count = copies * stride;
+    Kokkos::parallel_for(
+        "keig::sytrd::correct_scale_dot",
+        Policy(space, league, slices, lanes).set_scratch_size(0, Kokkos::PerTeam(bytes)),
+        KOKKOS_LAMBDA(const Member& team) {
+          T* const part = static_cast<T*>(team.team_shmem().get_shmem(bytes));
+          const index_t base = team.league_rank() * lanes;  // rows of v, w (P and W from row j + 1)
+          const int slice = team.team_rank();
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
+            if (team.league_rank() == 0) {
+              for (index_t q = slice * lanes + l; q < zero_count; q += slices * lanes) t_next[q] = T(0);
+              if (slice == 0 && l == 0) {
+                *xn2 = R(0);
+                *dot_prev = T(0);
+              }
+            }
+            const index_t r = base + l;
+            T sum = T(0);
+            if (r < mv) {
+#pragma unroll 2
+              for (index_t k = slice; k < j; k += slices) sum -= P(j + 1 + r, k) * t[k] + W(j + 1 + r, k) * t[nb + k];
+              const index_t count = y.count(r);
+#pragma unroll 2
+              for (index_t idx = slice; idx < count; idx += slices) sum += y.partial(r, idx);
+            }
+            part[slice * lanes + l] = sum;
+          });
+          team.team_barrier();
+          if (slice == 0) {
+            T local = T(0);
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(team, lanes),
+                [&](const int l, T& a) {
+                  const index_t r = base + l;
+                  if (r >= mv) return;
+                  T sum = T(0);
+                  for (int q = 0; q < slices; ++q) sum += part[q * lanes + l];
+                  const T scaled = tau(c) * sum;
+                  W(j + 1 + r, j) = scaled;
+                  a += conjugate(scaled) * P(j + 1 + r, j);
+                },
+                local);
+            Kokkos::single(Kokkos::PerThread(team), [&]() { atomic_accumulate(dot, local); });
+          }
+        });
+  }
+}
+
 }  // namespace detail
 
 // Reduces A (n x n, `uplo` triangle referenced) to tridiagonal form. d: n
@@ -182,8 +360,6 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
            const Vector<real_t<T>, ExecSpace>& d, const Vector<real_t<T>, ExecSpace>& e,
            const Vector<T, ExecSpace>& tau, const Vector<T, ExecSpace>& work, index_t nb = 0) {
   using R = real_t<T>;
-  using Mem = memory_space_of<ExecSpace>;
-  using Scalar = Kokkos::View<T, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using Range = Kokkos::RangePolicy<ExecSpace>;
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
@@ -197,20 +373,29 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   if (n == 0) return;
   if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
 
-  // Carve the workspace: W (n x nb), symv partials, t1/t2 (nb each), scalars.
+  // Carve the workspace: W (n x nb), symv partials, t1 / t2 (2 x 2 nb x copies), scalars.
   T* p = work.data();
   const Matrix<T, ExecSpace> w_all(p, n, nb);
   p += n * nb;
   const Vector<T, ExecSpace> symv_work(p, symv_workspace_size<T, ExecSpace>(n));
   p += symv_workspace_size<T, ExecSpace>(n);
-  const Vector<T, ExecSpace> t1(p, nb), t2(p + nb, nb);
-  p += 2 * nb;
-  // Device-resident scalars of one latrd column (the host never reads them).
-  const Scalar tau_j(p);    // tau of the current reflector
-  const Scalar dot(p + 1);  // (tau w)^H v
-  const Scalar alpha_j(p + 2);  // the updated P(j + 1, j), read by the device reflector kernel
-  const Kokkos::View<R, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> xn2_j(reinterpret_cast<R*>(p + 3));  // ||P(j+2:m, j)||^2
-  T* const t12 = t1.data();  // t1 and t2, adjacent
+  T* const t_buffers = p;
+  p += 4 * nb * detail::latrd_t_copies;
+  // Device-resident scalars of the latrd column steps (the host never reads them).
+  detail::LatrdDeviceState<T, ExecSpace> state;
+  state.alpha = p;
+  state.xn2 = reinterpret_cast<R*>(p + 1);
+  state.dot[0] = p + 2;
+  state.dot[1] = p + 3;
+  state.t[0] = t_buffers;
+  state.t[1] = t_buffers + 2 * nb * detail::latrd_t_copies;
+  state.nb = nb;
+  state.symv_work = symv_work;
+  if constexpr (!detail::runs_inline_v<ExecSpace>) {  // the first column's sums start from zero
+    T* const scalars = p;
+    Kokkos::parallel_for(
+        "keig::sytrd::zero", Range(space, 0, 4), KOKKOS_LAMBDA(const index_t q) { scalars[q] = T(0); });
+  }
   p += 8;
   const Matrix<T, ExecSpace> vwv_all(p, n, backends::is_cuda_space_v<ExecSpace> ? 3 * nb : 0);  // GPUs: [V W V]
 
@@ -221,13 +406,16 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
     const Matrix<T, ExecSpace> W = Kokkos::subview(w_all, std::make_pair(index_t(0), m), std::make_pair(index_t(0), jb));
 
     for (index_t j = 0; j < jb; ++j) {
-      // 1. Bring column j up to date with the panel's earlier reflectors:
-      //    P(j:m, j) -= V(j:m, 0:j) W(j, 0:j)^H + W(j:m, 0:j) V(j, 0:j)^H.
-      // 2. Householder reflector annihilating P(j+2:m, j) (LAPACK ?larfg,
-      //    without its rescaling loop for norms below the underflow threshold).
-      const index_t x0 = j + 2 < m ? j + 2 : m;
       const index_t c = i + j;
-      if constexpr (detail::runs_inline_v<ExecSpace>) {
+      if constexpr (!detail::runs_inline_v<ExecSpace>) {
+        detail::latrd_column_device<T, ExecSpace>(space, P, W, j, c, tau, e, state);
+      } else {
+        // Host: the same step with the O(m) loops inline and threaded gemvs.
+        // 1. Bring column j up to date with the panel's earlier reflectors:
+        //    P(j:m, j) -= V(j:m, 0:j) W(j, 0:j)^H + W(j:m, 0:j) V(j, 0:j)^H.
+        // 2. Householder reflector annihilating P(j+2:m, j) (LAPACK ?larfg,
+        //    without its rescaling loop for norms below the underflow threshold).
+        const index_t x0 = j + 2 < m ? j + 2 : m;
         if (j > 0)
           for (index_t r = j; r < m; ++r) {
             T sum = T(0);
@@ -240,114 +428,34 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         T t_out, s_out;
         R b_out;
         detail::householder(P(j + 1, j), xn2, t_out, s_out, b_out);
-        tau_j() = t_out;
         tau(c) = t_out;
         e(c) = b_out;
         P(j + 1, j) = T(1);
         for (index_t r = x0; r < m; ++r) P(r, j) *= s_out;
-      } else {
-        // One pass over the column: the update, the norm (into xn2_j on the
-        // device), alpha, and zeros for t1 and t2 (step 4 accumulates into
-        // them). (A single team did the norm and the scaling before: 24 us
-        // a column at m = 16000.)
-        detail::sliced_row_sums<T, R>(
-            "keig::sytrd::column_norm", space, m - j, j,
-            KOKKOS_LAMBDA(const index_t q, const index_t k) { return detail::column_update_term(P, W, j + q, j, k); },
-            KOKKOS_LAMBDA(const index_t q, const T& sum) {
-              const index_t r = j + q;
-              T x = P(r, j);
-              if (j > 0) {
-                x -= sum;
-                if (r == j) x = T(real_part(x));
-                P(r, j) = x;
-              }
-              if (r == j + 1) alpha_j() = x;
-              return r >= x0 ? abs_squared(x) : R(0);
-            },
-            xn2_j, t12, 2 * nb);
-        // tau, beta and the scaling, recomputed by every thread from alpha_j
-        // and xn2_j (P(j + 1, j) itself is overwritten with 1 here).
-        Kokkos::parallel_for(
-            "keig::sytrd::reflector", Range(space, j + 1, m), KOKKOS_LAMBDA(const index_t r) {
-              T t_out, s_out;
-              R b_out;
-              detail::householder(alpha_j(), xn2_j(), t_out, s_out, b_out);
-              if (r == j + 1) {
-                tau_j() = t_out;
-                tau(c) = t_out;
-                e(c) = b_out;
-                P(j + 1, j) = T(1);
-              } else {
-                P(r, j) *= s_out;
-              }
-            });
-      }
-      // 3. w = A22 v with the panel-start trailing matrix (keig symv).
-      const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
-      const Vector<T, ExecSpace> v(detail::element_pointer(P, j + 1, j), m - j - 1);
-      const Vector<T, ExecSpace> w(detail::element_pointer(W, j + 1, j), m - j - 1);
-      symv<T, ExecSpace>(space, Uplo::Lower, T(1), A22, v, T(0), w, symv_work);
-      // 4. w -= V (W^H v) + W (V^H v) over the panel's earlier columns, then
-      // 5. w *= tau and dot = w^H v (LAPACK: w *= tau; w += -1/2 tau (w^H v) v).
-      const Matrix<T, ExecSpace> Vp = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
-      const Matrix<T, ExecSpace> Wp = Kokkos::subview(W, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
-      const Vector<T, ExecSpace> t1j = Kokkos::subview(t1, std::make_pair(index_t(0), j));
-      const Vector<T, ExecSpace> t2j = Kokkos::subview(t2, std::make_pair(index_t(0), j));
-      if constexpr (detail::runs_inline_v<ExecSpace>) {
-        if (j > 0) {  // host: threaded vendor gemv
+        // 3. w = A22 v with the panel-start trailing matrix (keig symv).
+        const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
+        const Vector<T, ExecSpace> v(detail::element_pointer(P, j + 1, j), m - j - 1);
+        const Vector<T, ExecSpace> w(detail::element_pointer(W, j + 1, j), m - j - 1);
+        symv<T, ExecSpace>(space, Uplo::Lower, T(1), A22, v, T(0), w, symv_work);
+        // 4. w -= V (W^H v) + W (V^H v) over the panel's earlier columns, then
+        // 5. w *= tau and w += -1/2 tau (w^H v) v (LAPACK latrd).
+        const Matrix<T, ExecSpace> Vp = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
+        const Matrix<T, ExecSpace> Wp = Kokkos::subview(W, std::make_pair(j + 1, m), std::make_pair(index_t(0), j));
+        const Vector<T, ExecSpace> t1j(t_buffers, j), t2j(t_buffers + nb, j);
+        if (j > 0) {
           backends::gemv<T>(ctx, backends::Op::ConjTrans, T(1), Wp, v, T(0), t1j);
           backends::gemv<T>(ctx, backends::Op::ConjTrans, T(1), Vp, v, T(0), t2j);
           backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Vp, t1j, T(1), w);
           backends::gemv<T>(ctx, backends::Op::NoTrans, T(-1), Wp, t2j, T(1), w);
         }
         T acc = T(0);
-        const T tj = tau_j();
         for (index_t r = 0; r < m - j - 1; ++r) {
-          w(r) = tj * w(r);
+          w(r) = t_out * w(r);
           acc += conjugate(w(r)) * v(r);
         }
-        dot() = acc;
-      } else {
-        if (j > 0) {
-          // t1 = W^H v, t2 = V^H v: a team per 256 rows and 8 of the 2 j
-          // columns, a warp per column, one atomic add per warp into the
-          // zeros of step 1 (one team per column took 60 us at m = 16000;
-          // all columns per team of 512 rows, 25 us at m = 4200).
-          constexpr index_t chunk = 256, per_team = 8;
-          const index_t rows = Vp.extent(0), chunks = (rows + chunk - 1) / chunk;
-          const index_t groups = (2 * j + per_team - 1) / per_team;
-          using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
-          Kokkos::parallel_for(
-              "keig::sytrd::corrections", TeamPolicy(space, chunks * groups, per_team, 32),
-              KOKKOS_LAMBDA(const typename TeamPolicy::member_type& team) {
-                const index_t r0 = (team.league_rank() / groups) * chunk, r1 = r0 + chunk < rows ? r0 + chunk : rows;
-                const index_t col = (team.league_rank() % groups) * per_team + team.team_rank();
-                if (col >= 2 * j) return;
-                const index_t k = col < j ? col : col - j;
-                const Matrix<T, ExecSpace>& src = col < j ? Wp : Vp;
-                T s = T(0);
-                Kokkos::parallel_reduce(
-                    Kokkos::ThreadVectorRange(team, r0, r1),
-                    [&](const index_t r, T& acc) { acc += conjugate(src(r, k)) * v(r); }, s);
-                Kokkos::single(Kokkos::PerThread(team), [&]() { atomic_accumulate(col < j ? &t1j(k) : &t2j(k), s); });
-              });
-        }
-        // w = tau (w - V t1 - W t2), dot = w^H v: one fused pass.
-        detail::sliced_row_sums<T, T>(
-            "keig::sytrd::correct_scale_dot", space, m - j - 1, j,
-            KOKKOS_LAMBDA(const index_t r, const index_t k) { return Vp(r, k) * t1j(k) + Wp(r, k) * t2j(k); },
-            KOKKOS_LAMBDA(const index_t r, const T& sum) {
-              const T scaled = tau_j() * (w(r) - sum);
-              w(r) = scaled;
-              return conjugate(scaled) * v(r);
-            },
-            dot);
+        const T scale = detail::deferred_axpy_scale(t_out, acc);
+        for (index_t r = 0; r < m - j - 1; ++r) w(r) += scale * v(r);
       }
-      detail::small_for(
-          "keig::sytrd::axpy", space, 0, m - j - 1, KOKKOS_LAMBDA(const index_t r) {
-            const T alpha = R(-0.5) * tau_j() * dot();
-            w(r) += alpha * v(r);
-          });
     }
     // 6. Trailing update A(i+jb:n, i+jb:n) -= V W^H + W V^H (BLAS-3).
     if (jb < m) {
@@ -361,13 +469,16 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         // memory-bound, and cuBLAS's syr2k moved the triangle at about a sixth of the bandwidth (3.5 ms
         // at m = 16000 where reading and writing it takes 0.6 ms).
         const index_t m2 = m - jb;
+        // The copy also applies the panel's last deferred axpy to W.
         const Matrix<T, ExecSpace> VWV = block(vwv_all, 0, m2, 0, 3 * jb);
+        const index_t last = i + jb - 1;
+        T* const dot_last = state.dot[last % 2];
         using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
         Kokkos::parallel_for(
             "keig::sytrd::vwv", Policy2(space, {0, 0}, {m2, jb}), KOKKOS_LAMBDA(const index_t r, const index_t k) {
               const T vk = V2(r, k);
               VWV(r, k) = vk;
-              VWV(r, jb + k) = W2(r, k);
+              VWV(r, jb + k) = k + 1 == jb ? W2(r, k) + detail::deferred_axpy_scale(tau(last), *dot_last) * vk : W2(r, k);
               VWV(r, 2 * jb + k) = vk;
             });
         const index_t width = SytrdTuning<ExecSpace>::update_block;
