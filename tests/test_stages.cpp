@@ -72,6 +72,61 @@ TYPED_TEST(Symv, MatchesTheFullHermitianProduct) {
   }
 }
 
+// symv_partials with a prologue that scales x by 2 in each block's rows
+// before they are read (sytrd's reflector step), then the partials summed:
+// y = A (2 x). Outside the test body: Kokkos lambdas cannot live in one.
+template <class T>
+void symv_partials_with_prologue(Uplo uplo, const Matrix<T, Space>& a, const Vector<T, Space>& x,
+                                 const Vector<T, Space>& y, const Vector<T, Space>& work) {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  const auto doubling = KOKKOS_LAMBDA(const Member& team, const index_t first, const index_t rows) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const index_t q) { x(first + q) *= T(2); });
+  };
+  const auto p = stages::symv_partials<T, Space>(Space(), uplo, a, x, work, doubling);
+  Kokkos::parallel_for(
+      "sum_partials", Kokkos::RangePolicy<Space>(0, y.extent(0)), KOKKOS_LAMBDA(const index_t r) {
+        T sum = T(0);
+        for (index_t idx = 0; idx < p.count(r); ++idx) sum += p.partial(r, idx);
+        y(r) = sum;
+      });
+}
+
+TYPED_TEST(Symv, PartialsAfterAPrologueSumToTheProduct) {
+  using T = TypeParam;
+  std::mt19937_64 rng(43);
+  for (index_t n : {1, 65, 700}) {
+    for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
+      SCOPED_TRACE(describe("symv_partials", n, uplo));
+      HostMatrix<T> full("full", n, n);
+      for (index_t j = 0; j < n; ++j) {
+        full(j, j) = T(real_part(random_scalar<T>(rng)));
+        for (index_t i = j + 1; i < n; ++i) {
+          full(i, j) = random_scalar<T>(rng);
+          full(j, i) = conjugate(full(i, j));
+        }
+      }
+      HostVector<T> x("x", n);
+      for (index_t i = 0; i < n; ++i) x(i) = random_scalar<T>(rng);
+      auto a = to_space(full);
+      SpaceVector<T> xd("x", n), yd("y", n), work("work", stages::symv_workspace_size<T, Space>(n));
+      Kokkos::deep_copy(xd, x);
+      symv_partials_with_prologue<T>(uplo, to_matrix<Space>(a), to_vector<Space>(xd), to_vector<Space>(yd),
+                                     to_vector<Space>(work));
+      auto y = to_host(yd);
+      auto x2 = to_host(xd);
+      double err = 0, scale = 0;
+      for (index_t i = 0; i < n; ++i) {
+        EXPECT_EQ(x2(i), T(2) * x(i));
+        T expect = T(0);
+        for (index_t j = 0; j < n; ++j) expect += full(i, j) * (T(2) * x(j));
+        err = std::max(err, std::sqrt(double(abs_squared(T(y(i) - expect)))));
+        scale = std::max(scale, std::sqrt(double(abs_squared(expect))));
+      }
+      EXPECT_LE(err, 4.0 * double(n + 1) * double(unit_roundoff<T>()) * std::max(scale, 1.0)) << "max error " << err;
+    }
+  }
+}
+
 TYPED_TEST(Symv, RejectsShortWorkspace) {
   using T = TypeParam;
   SpaceMatrix<T> a("a", 130, 130);

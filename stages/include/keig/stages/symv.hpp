@@ -21,6 +21,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <type_traits>
 
 #include "keig/backends/context.hpp"
 #include "keig/errors.hpp"
@@ -95,6 +96,12 @@ struct SymvPartials {
 
 namespace detail {
 
+// No work before the diagonal blocks.
+struct SymvNoPrologue {
+  template <class Team>
+  KOKKOS_INLINE_FUNCTION void operator()(const Team&, index_t, index_t) const {}
+};
+
 template <class T, class ExecSpace>
 struct SymvKernels {
   using Tune = SymvTuning<T, ExecSpace>;
@@ -120,6 +127,13 @@ struct SymvKernels {
   // bandwidth at n = 16384.
   struct DiagonalTag {};
   KOKKOS_INLINE_FUNCTION void operator()(DiagonalTag, const Team& team) const {
+    diagonal_block(team, SymvNoPrologue());
+  }
+  // Block J = league rank; before(team, first row, rows) runs once the
+  // block's loads are in flight, and x is read after the team barrier that
+  // follows it (symv_partials' prologue).
+  template <class Before>
+  KOKKOS_INLINE_FUNCTION void diagonal_block(const Team& team, const Before& before) const {
     const index_t J = team.league_rank();
     const index_t c0 = J * NB;
     const int rows = static_cast<int>(n - c0 < NB ? n - c0 : NB);
@@ -135,6 +149,7 @@ struct SymvKernels {
         const int j = q + Q * jj;
         v[jj] = t < rows && j < rows && (lower ? t >= j : t <= j) ? a(c0 + t, c0 + j) : T(0);
       }
+      before(team, c0, index_t(rows));
       for (int jj = 0; jj < C; ++jj) {
         const int j = q + Q * jj;
         if (t < rows && j < rows && (lower ? t >= j : t <= j)) {
@@ -513,17 +528,45 @@ SymvKernels<T, ExecSpace> symv_kernels(Uplo uplo, const Matrix<T, ExecSpace>& a,
   return k;
 }
 
-// Launches 1 and 2: every block's contribution into k.work.
-template <class T, class ExecSpace>
-void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace>& k) {
+// The diagonal-block launch with a caller's prologue: team J calls
+// prologue(team, J * NB, rows) for its block's rows (it may write x there)
+// while its block's loads are in flight, and reads x after a team barrier.
+template <class T, class ExecSpace, class Prologue>
+struct SymvDiagonalAfter {
+  SymvKernels<T, ExecSpace> k;
+  Prologue prologue;
+  KOKKOS_INLINE_FUNCTION void operator()(const typename SymvKernels<T, ExecSpace>::Team& team) const {
+    k.diagonal_block(team, prologue);
+  }
+};
+
+// Launches 1 and 2: every block's contribution into k.work; devices run
+// `prologue` in the diagonal blocks' teams, hosts as a loop before them.
+template <class T, class ExecSpace, class Prologue = SymvNoPrologue>
+void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace>& k,
+                          const Prologue& prologue = Prologue()) {
   using K = SymvKernels<T, ExecSpace>;
   const int team_size = K::device ? K::NB * K::Q : 1;
   const size_t scratch = K::device ? K::Scratch::shmem_size(K::NB + 1, SymvTuning<T, ExecSpace>::scratch_columns) : 0;
   using Diagonal = Kokkos::TeamPolicy<ExecSpace, typename K::DiagonalTag, Kokkos::Schedule<Kokkos::Static>>;
   using OffDiagonal = Kokkos::TeamPolicy<ExecSpace, typename K::OffDiagonalTag, Kokkos::Schedule<Kokkos::Dynamic>>;
-  if (K::device)
-    Kokkos::parallel_for("keig::symv::diagonal",
-                         Diagonal(space, k.nblk, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)), k);
+  constexpr bool no_prologue = std::is_same_v<Prologue, SymvNoPrologue>;
+  if constexpr (K::device) {
+    if constexpr (no_prologue)
+      Kokkos::parallel_for("keig::symv::diagonal",
+                           Diagonal(space, k.nblk, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)), k);
+    else
+      Kokkos::parallel_for("keig::symv::prologue_diagonal",
+                           Kokkos::TeamPolicy<ExecSpace>(space, k.nblk, team_size)
+                               .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                           SymvDiagonalAfter<T, ExecSpace, Prologue>{k, prologue});
+  } else if constexpr (!no_prologue) {
+    Kokkos::parallel_for("keig::symv::prologue", Kokkos::TeamPolicy<ExecSpace>(space, k.nblk, 1),
+                         KOKKOS_LAMBDA(const typename K::Team& team) {
+                           const index_t c0 = team.league_rank() * K::NB;
+                           prologue(team, c0, k.n - c0 < K::NB ? k.n - c0 : index_t(K::NB));
+                         });
+  }
   if (k.nblk > 1 || !K::device)
     Kokkos::parallel_for("keig::symv::off_diagonal",
                          OffDiagonal(space, k.nblk * k.nseg, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)),
@@ -536,12 +579,16 @@ void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace
 // for callers that fold their sum into a pass of their own. work: at least
 // symv_workspace_size<T, ExecSpace>(n) entries; the result refers to it.
 // Asynchronous on `space`.
-template <class T, class ExecSpace>
+// `prologue(team, first, rows)`, if given, is called once for every NB
+// rows [first, first + rows) by a team of the space before the product reads
+// x there, and may write x in those rows (sytrd scales its reflector there):
+// on devices it runs in the diagonal blocks' teams, saving a launch.
+template <class T, class ExecSpace, class Prologue = detail::SymvNoPrologue>
 SymvPartials<T, ExecSpace> symv_partials(const ExecSpace& space, Uplo uplo, const Matrix<T, ExecSpace>& a,
                                          const Vector<T, ExecSpace>& x, const Vector<T, ExecSpace>& work,
-                                         index_t segment = 0) {
+                                         const Prologue& prologue = Prologue(), index_t segment = 0) {
   const auto k = detail::symv_kernels<T, ExecSpace>(uplo, a, x, work, segment);
-  if (k.n > 0) detail::symv_launch_partials<T, ExecSpace>(space, k);
+  if (k.n > 0) detail::symv_launch_partials<T, ExecSpace>(space, k, prologue);
   return k.partials();
 }
 

@@ -149,13 +149,15 @@ struct LatrdDeviceState {
 };
 
 // One latrd column step on a device: column j of the panel's trailing
-// matrix P (global column c), W its m x jb partner. Four passes and keig's
-// symv, with every scalar on the device (seed 002 §4.2.1's column loop):
+// matrix P (global column c), W its m x jb partner. Four launches (A, B
+// with symv's diagonal blocks, symv's other blocks, D), with every scalar
+// on the device (seed 002 §4.2.1's column loop):
 //  A. update: u = P(j:m, j) - V W(j, :)^H - W V(j, :)^H, written back; the
 //     norm of u(j+2:m) and, in the same pass (V's and W's rows are in
 //     cache), t1u = W^H u, t2u = V^H u over rows j+2.. into t[c % 2];
 //  B. reflector: tau, beta, v = (1, u(j+2:m) / (alpha - beta)) in P's
-//     column, t1 = W^H v = W(j+1, :)^H + t1u / (alpha - beta) (same for t2);
+//     column, t1 = W^H v = W(j+1, :)^H + t1u / (alpha - beta) (same for t2),
+//     in symv's diagonal-block teams (symv_partials' prologue);
 //  C. y = A22 v as symv's partial sums;
 //  D. w = tau (y - V t1 - W t2) and w^H v in one pass that also sums y.
 // The previous column's axpy (deferred_axpy_scale) is applied where W's
@@ -258,45 +260,48 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
         });
   }
   // B. tau, beta and v = (1, u(j+2:m) / (alpha - beta)) over rows j+1..m,
-  //    the previous column's axpy written back, and one thread per entry of
-  //    t1 = W^H v = W(j+1, :)^H + t1u / (alpha - beta) (t2 likewise with V),
-  //    summed over the copies into copy 0.
-  {
-    const index_t end = m > 3 * j + 1 ? m : 3 * j + 1;
-    Kokkos::parallel_for(
-        "keig::sytrd::reflector", Kokkos::RangePolicy<ExecSpace>(space, j + 1, end), KOKKOS_LAMBDA(const index_t r) {
-          T t_out, s_out;
-          R b_out;
-          householder(*alpha, *xn2, t_out, s_out, b_out);
-          const auto summed = [&](index_t q) {
-            T sum = T(0);
-            for (index_t copy = 0; copy < copies; ++copy) sum += t[copy * stride + q];
-            return sum;
-          };
-          if (r < m) {
-            if (r == j + 1) {
-              tau(c) = t_out;
-              e(c) = b_out;
-              P(r, j) = T(1);
-            } else {
-              P(r, j) *= s_out;
-            }
-            if (j > 0) {  // the previous column's axpy, written back
-              const T w = W(r, j - 1) + deferred_axpy_scale(tau(c - 1), *dot_prev) * P(r, j - 1);
-              W(r, j - 1) = w;
-              if (r == j + 1) t[j - 1] = conjugate(w) + s_out * summed(j - 1);
-            }
-          }
-          const index_t k = r - (j + 1);
-          if (k + 1 < j) t[k] = conjugate(W(j + 1, k)) + s_out * summed(k);
-          else if (k >= j && k < 2 * j) t[nb + k - j] = conjugate(P(j + 1, k - j)) + s_out * summed(nb + k - j);
-        });
-  }
+  //    the previous column's axpy written back, and t1 = W^H v =
+  //    W(j+1, :)^H + t1u / (alpha - beta) (t2 likewise with V), summed over
+  //    the copies into copy 0. It runs in symv's diagonal-block teams, each
+  //    on its own rows before it reads them as x (a launch of its own took
+  //    6 us a column at m = 4450).
+  const auto reflector = KOKKOS_LAMBDA(const Member& team, const index_t first, const index_t rows) {
+    T t_out, s_out;
+    R b_out;
+    householder(*alpha, *xn2, t_out, s_out, b_out);
+    const T a_prev = j > 0 ? deferred_axpy_scale(tau(c - 1), *dot_prev) : T(0);
+    const auto summed = [&](index_t q) {
+      T sum = T(0);
+      for (index_t copy = 0; copy < copies; ++copy) sum += t[copy * stride + q];
+      return sum;
+    };
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const index_t q) {
+      const index_t r = j + 1 + first + q;
+      if (r == j + 1) {
+        tau(c) = t_out;
+        e(c) = b_out;
+        P(r, j) = T(1);
+      } else {
+        P(r, j) *= s_out;
+      }
+      if (j > 0) {  // the previous column's axpy, written back
+        const T w = W(r, j - 1) + a_prev * P(r, j - 1);
+        W(r, j - 1) = w;
+        if (r == j + 1) t[j - 1] = conjugate(w) + s_out * summed(j - 1);
+      }
+    });
+    if (first == 0)
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 2 * j), [&](const index_t k) {
+        if (k + 1 < j) t[k] = conjugate(W(j + 1, k)) + s_out * summed(k);
+        else if (k >= j) t[nb + k - j] = conjugate(P(j + 1, k - j)) + s_out * summed(nb + k - j);
+      });
+  };
   // C. y = A22 v, left as symv's partial sums.
   const index_t mv = m - j - 1;
   const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
   const Vector<T, ExecSpace> v(element_pointer(P, j + 1, j), mv);
-  const SymvPartials<T, ExecSpace> y = symv_partials<T, ExecSpace>(space, Uplo::Lower, A22, v, st.symv_work);
+  const SymvPartials<T, ExecSpace> y =
+      symv_partials<T, ExecSpace>(space, Uplo::Lower, A22, v, st.symv_work, reflector);
   // D. w = tau (y - V t1 - W t2) into W(j+1:m, j), dot = w^H v; the first
   //    team zeroes the next column's sums.
   {
