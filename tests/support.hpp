@@ -74,6 +74,20 @@ T random_scalar(std::mt19937_64& rng) {
   }
 }
 
+// A Hermitian matrix (real diagonal) with entries from random_scalar.
+template <class T>
+HostMatrix<T> random_hermitian(index_t n, std::mt19937_64& rng) {
+  HostMatrix<T> a("a", n, n);
+  for (index_t j = 0; j < n; ++j) {
+    a(j, j) = T(real_part(random_scalar<T>(rng)));
+    for (index_t i = j + 1; i < n; ++i) {
+      a(i, j) = random_scalar<T>(rng);
+      a(j, i) = conjugate(a(i, j));
+    }
+  }
+  return a;
+}
+
 // LAPACK's eigenvalues (host ?syevd / ?sygvd in the same precision): the reference.
 template <class T>
 std::vector<real_t<T>> reference_eigenvalues(const HostMatrix<T>& a);

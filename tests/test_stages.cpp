@@ -97,14 +97,7 @@ TYPED_TEST(Symv, PartialsAfterAPrologueSumToTheProduct) {
   for (index_t n : {1, 65, 700}) {
     for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
       SCOPED_TRACE(describe("symv_partials", n, uplo));
-      HostMatrix<T> full("full", n, n);
-      for (index_t j = 0; j < n; ++j) {
-        full(j, j) = T(real_part(random_scalar<T>(rng)));
-        for (index_t i = j + 1; i < n; ++i) {
-          full(i, j) = random_scalar<T>(rng);
-          full(j, i) = conjugate(full(i, j));
-        }
-      }
+      const HostMatrix<T> full = random_hermitian<T>(n, rng);
       HostVector<T> x("x", n);
       for (index_t i = 0; i < n; ++i) x(i) = random_scalar<T>(rng);
       auto a = to_space(full);

@@ -89,19 +89,6 @@ HostMatrix<W> reference_c(GeneralizedType type, const HostMatrix<W>& a_full, con
   return multiply(conj_transpose(l_lower), multiply(a_full, l_lower));  // L^H A L
 }
 
-template <class T>
-HostMatrix<T> random_hermitian(index_t n, std::mt19937_64& rng) {
-  HostMatrix<T> a("a", n, n);
-  for (index_t j = 0; j < n; ++j) {
-    a(j, j) = T(real_part(random_scalar<T>(rng)));
-    for (index_t i = j + 1; i < n; ++i) {
-      a(i, j) = random_scalar<T>(rng);
-      a(j, i) = conjugate(a(i, j));
-    }
-  }
-  return a;
-}
-
 // B = M M^H + n I: Hermitian positive definite with eigenvalues in [n, ~2.4 n].
 template <class T>
 HostMatrix<T> random_spd(index_t n, std::mt19937_64& rng) {
