@@ -206,7 +206,7 @@ index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   if (vectors && m > 0) {
     // Reflector blocks for the back-transformation need not match sytrd's
     // panels: wider blocks make its two gemms rank-nbq updates.
-    const index_t nbq = nb > stages::ormtr_block_default ? nb : stages::ormtr_block_default;
+    const index_t nbq = nb > stages::back_transform_block_v<ExecSpace> ? nb : stages::back_transform_block_v<ExecSpace>;
     auto work = allocate_vector<T>(space, "keig::ormtr::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
     stage("keig::ormtr", cx * backtransform_flops(n, m),
           [&] { stages::ormtr<T, ExecSpace>(ctx, a, tau, columns(z, 0, m), work, nbq); });

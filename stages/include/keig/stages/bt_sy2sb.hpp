@@ -9,14 +9,11 @@
 
 namespace keig::stages {
 
-// Reflectors per compact-WY block for band width b: 256 on GPUs, where the
-// gemms of inner size nb run faster the larger nb (keig-bench --suite sy2sb,
-// H200, Z := Q1 Z with n columns: 38.2 / 41.9 TFLOP/s for nb = 128 / 256 at
-// n = 16384, 36.6 / 44.1 at 32768, and 24-25 for nb = 64); elsewhere
-// ormtr_block_default; never fewer than b (one panel).
+// Reflectors per compact-WY block for band width b: back_transform_block_v,
+// never fewer than b (one panel).
 template <class ExecSpace>
 index_t bt_sy2sb_block(index_t b) {
-  const index_t nb = backends::is_cuda_space_v<ExecSpace> ? 256 : ormtr_block_default;
+  const index_t nb = back_transform_block_v<ExecSpace>;
   return nb > b ? nb : b;
 }
 

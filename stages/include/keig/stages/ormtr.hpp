@@ -15,6 +15,14 @@ namespace keig::stages {
 // Default reflectors per block (gemm rank); any block size is valid.
 inline constexpr index_t ormtr_block_default = 128;
 
+// Reflectors per block for the solvers' back-transformations on ExecSpace
+// (ormtr after sytrd, bt_sy2sb): 256 on GPUs, where the gemms of inner size
+// nb run faster the larger nb (keig-bench --suite sy2sb, H200, Z := Q1 Z
+// with n columns: 38.2 / 41.9 TFLOP/s for nb = 128 / 256 at n = 16384,
+// 36.6 / 44.1 at 32768, and 24-25 for nb = 64); ormtr_block_default elsewhere.
+template <class ExecSpace>
+inline constexpr index_t back_transform_block_v = backends::is_cuda_space_v<ExecSpace> ? 256 : ormtr_block_default;
+
 // Workspace of ormtr (elements of T): V block (n x nb), T (nb x nb), V^H Z (nb x m).
 template <class T, class ExecSpace>
 index_t ormtr_workspace_size(index_t n, index_t m, index_t nb) {
