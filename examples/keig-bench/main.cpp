@@ -44,6 +44,7 @@ struct Args {
   std::vector<std::string> jobs = {"values", "vectors"};
   std::vector<std::string> methods = {"one-stage", "two-stage"};
   int band = 0;  // two-stage half-bandwidth; 0 = keig's default
+  int panel = 0;  // eigh, generalized: the reductions' panel width (Options::block_size); 0 = keig's default
   std::string peer = "vendor";  // eigh, generalized suites: "none" skips the vendor (sizes it cannot hold)
   keig::TridiagonalSolver solver = keig::TridiagonalSolver::Auto;  // eigh, generalized: keig's tridiagonal step
   bool verify = false;          // eigh, generalized suites: the accuracy contract on the execution space
@@ -72,7 +73,7 @@ std::vector<std::string> split(const std::string& s) {
   std::fprintf(stderr,
                "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|bt_sb2st|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
                "                  [--space device|host] [--repeat R] [--jobs values,vectors,subset] [--csv FILE]\n"
-               "                  [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]\n"
+               "                  [--methods one-stage,two-stage] [--band B] [--panel NB] [--peer vendor|none] [--verify]\n"
                "                  [--solver auto|dc|mrrr|bisection] [--runs R]\n"
                "                  [--symv-segments S1,S2,...]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,2,3,4]\n"
@@ -335,6 +336,7 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
         keig::Options o;
         o.method = method;
         o.band_width = args.band;
+        o.block_size = args.panel;
         if (method != keig::Method::Vendor) o.tridiagonal_solver = args.solver;
         if (subset) o.range = keig::Range::index(0, m - 1);
         return vectors ? keig::eigh(space, a, w, z, o) : keig::eigvalsh(space, a, w, o);
@@ -762,6 +764,7 @@ bool bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
         keig::Options o;
         o.method = method;
         o.band_width = args.band;
+        o.block_size = args.panel;
         if (method != keig::Method::Vendor) o.tridiagonal_solver = args.solver;
         if (job == "1%") o.range = keig::Range::index(0, m - 1);
         return vectors ? keig::eigh(space, a, b, w, z, o) : keig::eigvalsh(space, a, b, w, o);
@@ -1095,6 +1098,10 @@ int main(int argc, char** argv) {
     else if (k == "--jobs") args.jobs = split(value());
     else if (k == "--methods") args.methods = split(value());
     else if (k == "--band") args.band = std::stoi(value());
+    else if (k == "--panel") {
+      args.panel = std::stoi(value());
+      if (args.panel < 0) usage("--panel takes a panel width >= 0");
+    }
     else if (k == "--peer") {
       args.peer = value();
       if (args.peer != "vendor" && args.peer != "none") usage("--peer takes vendor or none");

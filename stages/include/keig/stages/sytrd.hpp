@@ -28,7 +28,9 @@ namespace keig::stages {
 
 // Panel width: on GPUs 64 (H200, one-stage values: sytrd 2.89 s against
 // 2.96 s with 32 at n = 16384, 0.648 / 0.643 s at 8192: half the trailing
-// updates for wider column steps).
+// updates for wider column steps). With the four-launch column step
+// (keig-bench --panel): 48 / 64 / 96 / 128 give 2.63 / 2.63 / 2.65 / 2.69 s at
+// n = 16384 and 0.507 / 0.511 / 0.524 / 0.538 s at 8192.
 template <class ExecSpace>
 struct SytrdTuning {
   static constexpr index_t default_nb = backends::is_cuda_space_v<ExecSpace> ? 64 : 32;
