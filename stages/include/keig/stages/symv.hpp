@@ -90,8 +90,6 @@ struct SymvPartials {
   }
   KOKKOS_INLINE_FUNCTION index_t count(index_t r) const { return block_count(r / NB); }
   KOKKOS_INLINE_FUNCTION T partial(index_t r, index_t idx) const { return work[r + slot(r / NB, idx) * ld]; }
-  // No row has more partials than block rows.
-  KOKKOS_INLINE_FUNCTION index_t max_count() const { return nblk; }
 };
 
 namespace detail {
@@ -120,23 +118,22 @@ struct SymvKernels {
   index_t n = 0, nblk = 0, seg = 1, nseg = 0;
   bool lower;
 
+  // Rows of block row J (the last one may be short).
+  KOKKOS_INLINE_FUNCTION index_t block_rows(index_t J) const { return n - J * NB < NB ? n - J * NB : index_t(NB); }
+
   // ---- kernel 1: diagonal blocks (hosts: host_diagonal inside the block
-  // column's team). A launch of its own on devices: as the first teams of
-  // the off-diagonal launch the diagonal code raised that kernel to 128
-  // registers a thread, and symv fell from 74 % to 60 % of the copy
-  // bandwidth at n = 16384.
-  struct DiagonalTag {};
-  KOKKOS_INLINE_FUNCTION void operator()(DiagonalTag, const Team& team) const {
-    diagonal_block(team, SymvNoPrologue());
-  }
-  // Block J = league rank; before(team, first row, rows) runs once the
-  // block's loads are in flight, and x is read after the team barrier that
-  // follows it (symv_partials' prologue).
+  // column's team; launched through SymvDiagonal). A launch of its own on
+  // devices: as the first teams of the off-diagonal launch the diagonal code
+  // raised that kernel to 128 registers a thread, and symv fell from 74 % to
+  // 60 % of the copy bandwidth at n = 16384. Block J = league rank;
+  // before(team, first row, rows) runs once the block's loads are in
+  // flight, and x is read after the team barrier that follows it
+  // (symv_partials' prologue).
   template <class Before>
   KOKKOS_INLINE_FUNCTION void diagonal_block(const Team& team, const Before& before) const {
     const index_t J = team.league_rank();
     const index_t c0 = J * NB;
-    const int rows = static_cast<int>(n - c0 < NB ? n - c0 : NB);
+    const int rows = static_cast<int>(block_rows(J));
     if constexpr (device) {
       // Mirror the stored triangle into scratch (each stored element read once).
       Scratch tile(team.team_scratch(0), NB + 1, NB);
@@ -528,11 +525,12 @@ SymvKernels<T, ExecSpace> symv_kernels(Uplo uplo, const Matrix<T, ExecSpace>& a,
   return k;
 }
 
-// The diagonal-block launch with a caller's prologue: team J calls
-// prologue(team, J * NB, rows) for its block's rows (it may write x there)
-// while its block's loads are in flight, and reads x after a team barrier.
+// The diagonal-block launch (devices), with the caller's prologue: team J
+// calls prologue(team, J * NB, rows) for its block's rows (it may write x
+// there) while its block's loads are in flight, and reads x after a team
+// barrier.
 template <class T, class ExecSpace, class Prologue>
-struct SymvDiagonalAfter {
+struct SymvDiagonal {
   SymvKernels<T, ExecSpace> k;
   Prologue prologue;
   KOKKOS_INLINE_FUNCTION void operator()(const typename SymvKernels<T, ExecSpace>::Team& team) const {
@@ -548,23 +546,16 @@ void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace
   using K = SymvKernels<T, ExecSpace>;
   const int team_size = K::device ? K::NB * K::Q : 1;
   const size_t scratch = K::device ? K::Scratch::shmem_size(K::NB + 1, SymvTuning<T, ExecSpace>::scratch_columns) : 0;
-  using Diagonal = Kokkos::TeamPolicy<ExecSpace, typename K::DiagonalTag, Kokkos::Schedule<Kokkos::Static>>;
   using OffDiagonal = Kokkos::TeamPolicy<ExecSpace, typename K::OffDiagonalTag, Kokkos::Schedule<Kokkos::Dynamic>>;
-  constexpr bool no_prologue = std::is_same_v<Prologue, SymvNoPrologue>;
   if constexpr (K::device) {
-    if constexpr (no_prologue)
-      Kokkos::parallel_for("keig::symv::diagonal",
-                           Diagonal(space, k.nblk, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)), k);
-    else
-      Kokkos::parallel_for("keig::symv::prologue_diagonal",
-                           Kokkos::TeamPolicy<ExecSpace>(space, k.nblk, team_size)
-                               .set_scratch_size(0, Kokkos::PerTeam(scratch)),
-                           SymvDiagonalAfter<T, ExecSpace, Prologue>{k, prologue});
-  } else if constexpr (!no_prologue) {
+    Kokkos::parallel_for("keig::symv::diagonal",
+                         Kokkos::TeamPolicy<ExecSpace>(space, k.nblk, team_size)
+                             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                         SymvDiagonal<T, ExecSpace, Prologue>{k, prologue});
+  } else if constexpr (!std::is_same_v<Prologue, SymvNoPrologue>) {
     Kokkos::parallel_for("keig::symv::prologue", Kokkos::TeamPolicy<ExecSpace>(space, k.nblk, 1),
                          KOKKOS_LAMBDA(const typename K::Team& team) {
-                           const index_t c0 = team.league_rank() * K::NB;
-                           prologue(team, c0, k.n - c0 < K::NB ? k.n - c0 : index_t(K::NB));
+                           prologue(team, team.league_rank() * K::NB, k.block_rows(team.league_rank()));
                          });
   }
   if (k.nblk > 1 || !K::device)

@@ -109,11 +109,20 @@ KOKKOS_INLINE_FUNCTION void householder(const T alpha, const real_t<T> xn2, T& t
 }
 
 // Term k of column j's update from the panel's earlier reflectors (latrd):
-// P(r, j) -= sum_{k < j} P(r, k) W(j, k)^H + W(r, k) P(j, k)^H.
-template <class View>
-KOKKOS_INLINE_FUNCTION typename View::non_const_value_type column_update_term(const View& P, const View& W, index_t r,
-                                                                              index_t j, index_t k) {
+// P(r, j) -= sum_{k < j} P(r, k) W(j, k)^H + W(r, k) P(j, k)^H. W: the view,
+// or on devices an accessor that adds the deferred axpy to its last column.
+template <class View, class WAccess>
+KOKKOS_INLINE_FUNCTION typename View::non_const_value_type column_update_term(const View& P, const WAccess& W,
+                                                                              index_t r, index_t j, index_t k) {
   return P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
+}
+
+// part[q * Lanes + l] summed over the Slices slices q (passes A and D).
+template <int Slices, int Lanes, class T>
+KOKKOS_INLINE_FUNCTION T sum_of_slices(const T* part, int l) {
+  T sum = T(0);
+  for (int q = 0; q < Slices; ++q) sum += part[q * Lanes + l];
+  return sum;
 }
 
 // Address of m(row, col) (no access: valid for device views on the host).
@@ -140,11 +149,10 @@ struct LatrdDeviceState {
   T* alpha;           // the updated P(j + 1, j)
   real_t<T>* xn2;     // ||P(j+2:m, j)||^2
   T* dot[2];          // (tau w)^H v, for even and odd global columns
-  // [t1 | t2] (nb each) in `copies` copies, for even and odd global columns:
+  // [t1 | t2] (nb each) in several copies, for even and odd global columns:
   // pass A's teams add into copy (team % copies), so that no more than a
   // few dozen atomic adds meet on one address (all teams on one copy took
-  // 19 us a column at m = 4450).
-  static constexpr index_t copies = latrd_t_copies;
+  // 19 us a column at m = 4450): latrd_t_copies.
   T* t[2];
   index_t nb;
   Vector<T, ExecSpace> symv_work;
@@ -178,7 +186,7 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
   // in team scratch. These passes are latency-bound (a few warps per
   // multiprocessor): 16 slices halve each warp's chain of loads.
   constexpr int slices = 16, lanes = 32;
-  constexpr index_t copies = LatrdDeviceState<T, ExecSpace>::copies;
+  constexpr index_t copies = latrd_t_copies;
   const index_t m = P.extent(0);
   const index_t x0 = j + 2 < m ? j + 2 : m;
   const index_t nb = st.nb, stride = 2 * nb;  // one copy of [t1 | t2]
@@ -210,8 +218,7 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
             const index_t r = base + l;
             T sum = T(0);
             if (r < m)
-              for (index_t k = slice; k < j; k += slices)
-                sum += P(r, k) * conjugate(w_at(j, k)) + w_at(r, k) * conjugate(P(j, k));
+              for (index_t k = slice; k < j; k += slices) sum += column_update_term(P, w_at, r, j, k);
             part[slice * lanes + l] = sum;
           });
           team.team_barrier();
@@ -225,9 +232,7 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
                   if (r < m) {
                     x = P(r, j);
                     if (j > 0) {
-                      T sum = T(0);
-                      for (int q = 0; q < slices; ++q) sum += part[q * lanes + l];
-                      x -= sum;
+                      x -= sum_of_slices<slices, lanes>(part, l);
                       if (r == j) x = T(real_part(x));
                       P(r, j) = x;
                     }
@@ -344,9 +349,7 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
                 [&](const int l, T& a) {
                   const index_t r = base + l;
                   if (r >= mv) return;
-                  T sum = T(0);
-                  for (int q = 0; q < slices; ++q) sum += part[q * lanes + l];
-                  const T scaled = tau(c) * sum;
+                  const T scaled = tau(c) * sum_of_slices<slices, lanes>(part, l);
                   W(j + 1 + r, j) = scaled;
                   a += conjugate(scaled) * P(j + 1 + r, j);
                 },
