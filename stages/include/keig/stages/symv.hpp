@@ -1,168 +1,155 @@
 // stages/symv: y = alpha A x + beta y for Hermitian A stored in one triangle,
 // reading every stored element from memory exactly once (seed 001).
 //
-// The matrix is cut into NB x NB blocks. Three launches, as in seed 001 §3:
-//  1. diagonal blocks: one team per block mirrors the stored triangle in team
-//     scratch and forms A_JJ x_J;
-//  2. off-diagonal blocks: one team per segment of S consecutive blocks of a
-//     block column, travelling vertically (column-major friendly, seed 001
-//     Fig. 1b). Every element a of block A_IJ contributes a x_J to y_I (row
-//     partial, reduced per block) and conj(a) x_I to y_J (column partial, kept
-//     in registers over the whole segment and reduced once at its end: seed 001
-//     "using more registers", scratch only for the final reduction);
-//  3. a reduction through global memory sums the partials: y = beta y + alpha sum.
-// Partials live in a caller-provided n x nblk workspace (symv_workspace_size)
-// with one slot per (row, block) contribution, so no atomics are needed and the
-// result is deterministic. Any n: partial edge blocks are guarded, never padded.
+// The matrix is cut into NB x NB blocks, walked vertically through each
+// block column (column-major friendly, seed 001 Fig. 1b). Every stored
+// element a of block A_IJ contributes a x_J to y_I (row partial, reduced per
+// block) and, off the diagonal, conj(a) x_I to y_J (column partial, kept in
+// registers while a team walks its segment of the block column and reduced
+// once: seed 001 "using more registers"). A diagonal block is the same walk
+// over its stored triangle, its diagonal counted once.
+//  1. devices: one team per segment of S consecutive blocks of a block
+//     column, the diagonal block first (lower) or last (upper) in its
+//     column's outermost segment. The rows reach the registers through team
+//     scratch, copied asynchronously a stage ahead (cp.async), so the loads
+//     in flight cost no registers and a diagonal block's unstored triangle
+//     is never read (device_segment). Hosts: one team per block column.
+//  2. a reduction through global memory sums the partials: y = beta y + alpha sum.
+// Partials live in a caller-provided n x (nblk + 1) workspace
+// (symv_workspace_size) with one slot per (row, block or segment)
+// contribution, so no atomics are needed and the result is deterministic.
+// Any n: partial edge blocks are guarded, never padded.
 //
-// The same source runs on host spaces, where a team is one thread that forms
-// its diagonal block and then walks its whole block column (unit-stride
-// inner loops over rows): two parallel regions per product.
+// On hosts a team is one thread that forms its diagonal block and then walks
+// its whole block column (unit-stride inner loops over rows).
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 #include <type_traits>
 
+#include "keig/backends/async_copy.hpp"
 #include "keig/backends/context.hpp"
+#include "keig/backends/warp.hpp"
 #include "keig/errors.hpp"
 #include "keig/options.hpp"
 #include "keig/views/matrix.hpp"
 
 namespace keig::stages {
 
-// Block size, column groups per block (device) and the segment length policy.
+// Block size, the device kernel's team shape and the segment length policy.
 template <class T, class ExecSpace>
 struct SymvTuning {
   static constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
-  // 16-byte scalars use 32 x 32 blocks on devices so team scratch stays < 48 KB.
+  // 16-byte scalars use 32 x 32 blocks on devices (team scratch < 48 KB).
   static constexpr int nb = device ? (sizeof(T) > 8 ? 32 : 64) : 128;
-  static constexpr int groups = device ? 4 : 1;  // threads per block row
-  static constexpr int columns_per_thread = nb / groups;
-  // Row partials wait in scratch for `flush` blocks between two barriers;
-  // a segment (one column-partial reduction) may span many flushes.
-  static constexpr int flush = 16;
+  // Devices: stages of 32 rows (a warp's lanes), one warp per 8 columns,
+  // `stages` stages in flight. H200, raw-CUDA sweep of the off-diagonal walk
+  // alone at m = 2048 .. 32768: 2 stages beat 3 and 4 (3.42 / 3.84 / 4.01
+  // TB/s at 8192 / 16384 / 32768 against 3.17 / 3.66 / 3.78 with 3); 8-byte
+  // copies beat 16-byte ones above m = 6144.
+  static constexpr int stage_rows = 32;
+  static constexpr int warps = nb / 8;
+  static constexpr int team = stage_rows * warps;
+  static constexpr int stages = 2;
+  // Teams a multiprocessor holds (the launch bound: double has 64 registers
+  // a thread, so 4 x 256 threads fill the register file).
+  static constexpr int teams_per_sm = 4;
+  static constexpr size_t scratch = (size_t(stages) * nb * stage_rows + 2 * warps * stage_rows) * sizeof(T) + 64;
   static constexpr int max_segment = 256;
-  // Scratch columns: `flush` blocks of row partials (groups x flush) or the NB column partials.
-  static constexpr int scratch_columns = groups * flush > nb ? groups * flush : nb;
-  // Blocks per off-diagonal segment. Device: long segments amortize the
-  // column reduction and the team start, short ones give enough teams. H200
-  // sweep (keig-bench --symv-segments, double): n = 4096: 8 best (33 % of
-  // copy bandwidth; 16: 29 %); n = 8192..32768: 16 best (58 / 76 / 84 %),
-  // 1..4 and 32..128 slower. Host: whole block columns (long streams).
+  // Devices: the block grid starts up to max_shift rows before the matrix
+  // (device_segment), so a stage's rows start on a 32-byte boundary.
+  static constexpr int max_shift = device && sizeof(T) < 32 ? 32 / int(sizeof(T)) - 1 : 0;
+  // Blocks per segment on devices: long segments amortize the pipeline's
+  // start and the column reduction, short ones give enough teams (the same
+  // sweep: 4 best up to 128 block rows, 8 above; 16 cost 4-25 % below
+  // m = 8192). Hosts: whole block columns (long streams).
   static index_t segment(index_t nblk) {
-    if (!backends::is_cuda_space_v<ExecSpace>) return nblk > 0 ? nblk : 1;
-    return nblk <= 64 ? 8 : 16;
+    if (!device) return nblk > 0 ? nblk : 1;
+    return nblk <= 128 ? 4 : 8;
   }
 };
 
 template <class T, class ExecSpace>
 index_t symv_workspace_size(index_t n) {
   constexpr index_t nb = SymvTuning<T, ExecSpace>::nb;
-  const index_t nblk = (n + nb - 1) / nb;
-  return n * (nblk > 0 ? nblk : 1);
+  const index_t nblk = (n + SymvTuning<T, ExecSpace>::max_shift + nb - 1) / nb;
+  return n * (nblk + 1);
 }
 
-// The partial sums that symv's first launches leave in its workspace, and
-// how a row's are found: A x (row r) = sum_{idx < count(r)} partial(r, idx).
+// The partial sums that symv's first launch leaves in its workspace, and how
+// a row's are found: A x (row r) = sum_{idx < count(r)} partial(r, idx).
 // symv sums them in its last launch; callers that fold the sum into a pass
 // of their own (sytrd's column step) take them from symv_partials.
+// A row of block row b has one partial per block of its block row (row
+// partials; on hosts the diagonal block's too) and one per segment of block
+// column b (column partials; on devices the diagonal block is in the
+// outermost segment).
 template <class T, class ExecSpace>
 struct SymvPartials {
   static constexpr index_t NB = SymvTuning<T, ExecSpace>::nb;
-  // The n x nblk workspace as a pointer and leading dimension: kernels that
-  // capture this stay small enough for Kokkos's by-value launch (a closure
-  // of more than 512 bytes goes through constant memory, and the host then
-  // waits for the previous such launch).
+  static constexpr bool diagonal_in_segments = SymvTuning<T, ExecSpace>::device;
+  // The n x (nblk + 1) workspace as a pointer and leading dimension: kernels
+  // that capture this stay small enough for Kokkos's by-value launch (a
+  // closure of more than 512 bytes goes through constant memory, and the
+  // host then waits for the previous such launch).
   T* work = nullptr;
   index_t ld = 0, nblk = 0, seg = 1;
+  index_t shift = 0;  // row r is in block row (r + shift) / NB
   bool lower = true;
 
-  // Partials of a row of block row b: the blocks of its own block row first
-  // (idx < b + 1 lower, nblk - b upper), then one per segment on the other
-  // side of the diagonal; slot is the work column of the idx-th.
+  // Blocks of block column J that its segments walk.
+  KOKKOS_INLINE_FUNCTION index_t column_blocks(index_t J) const {
+    return (lower ? nblk - 1 - J : J) + (diagonal_in_segments ? 1 : 0);
+  }
+  // Slots: lower, block (I, J)'s row partials in J and segment s of block
+  // column J in J + 1 + s; upper, segment s in s and block (K, J)'s row
+  // partials after them, in J (J + 1 on devices, where segment J may exist).
+  KOKKOS_INLINE_FUNCTION index_t row_slot(index_t J) const { return lower || !diagonal_in_segments ? J : J + 1; }
+  KOKKOS_INLINE_FUNCTION index_t column_slot(index_t J, index_t s) const { return lower ? J + 1 + s : s; }
   KOKKOS_INLINE_FUNCTION index_t block_count(index_t b) const {
-    return lower ? b + 1 + (nblk - b - 1 + seg - 1) / seg : nblk - b + (b + seg - 1) / seg;
+    return (lower ? b + 1 : nblk - b) + (column_blocks(b) + seg - 1) / seg;
   }
+  // The idx-th partial of block row b: its own blocks, then its segments.
   KOKKOS_INLINE_FUNCTION index_t slot(index_t b, index_t idx) const {
-    const index_t own = lower ? b + 1 : nblk - b;
-    if (idx < own) return lower ? idx : b + idx;         // blocks (b, K) on the diagonal's side
-    return (lower ? b + 1 : 0) + (idx - own) * seg;      // segments below (lower) / above (upper) block b
+    if (lower) return idx;  // own 0..b (row_slot), segments b + 1.. (column_slot)
+    const index_t own = nblk - b;
+    return idx < own ? row_slot(b + idx) : idx - own;
   }
-  KOKKOS_INLINE_FUNCTION index_t count(index_t r) const { return block_count(r / NB); }
-  KOKKOS_INLINE_FUNCTION T partial(index_t r, index_t idx) const { return work[r + slot(r / NB, idx) * ld]; }
+  KOKKOS_INLINE_FUNCTION index_t count(index_t r) const { return block_count((r + shift) / NB); }
+  KOKKOS_INLINE_FUNCTION T partial(index_t r, index_t idx) const {
+    return work[r + slot((r + shift) / NB, idx) * ld];
+  }
 };
 
 namespace detail {
-
-// No work before the diagonal blocks.
-struct SymvNoPrologue {
-  template <class Team>
-  KOKKOS_INLINE_FUNCTION void operator()(const Team&, index_t, index_t) const {}
-};
 
 template <class T, class ExecSpace>
 struct SymvKernels {
   using Tune = SymvTuning<T, ExecSpace>;
   static constexpr int NB = Tune::nb;
-  static constexpr int Q = Tune::groups;
-  static constexpr int C = Tune::columns_per_thread;
   static constexpr bool device = backends::is_cuda_space_v<ExecSpace>;
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = Kokkos::View<T**, Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
-                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   Matrix<T, ExecSpace> a;
   Vector<T, ExecSpace> x, y;
-  Matrix<T, ExecSpace> work;  // n x nblk partial sums
+  Matrix<T, ExecSpace> work;  // n x (nblk + 1) partial sums
   T alpha{}, beta{};
   index_t n = 0, nblk = 0, seg = 1, nseg = 0;
+  index_t shift = 0;  // devices: see device_segment
   bool lower;
 
   // Rows of block row J (the last one may be short).
   KOKKOS_INLINE_FUNCTION index_t block_rows(index_t J) const { return n - J * NB < NB ? n - J * NB : index_t(NB); }
-
-  // ---- kernel 1: diagonal blocks (hosts: host_diagonal inside the block
-  // column's team; launched through SymvDiagonal). A launch of its own on
-  // devices: as the first teams of the off-diagonal launch the diagonal code
-  // raised that kernel to 128 registers a thread, and symv fell from 74 % to
-  // 60 % of the copy bandwidth at n = 16384. Block J = league rank;
-  // before(team, first row, rows) runs once the block's loads are in
-  // flight, and x is read after the team barrier that follows it
-  // (symv_partials' prologue).
-  template <class Before>
-  KOKKOS_INLINE_FUNCTION void diagonal_block(const Team& team, const Before& before) const {
-    const index_t J = team.league_rank();
-    const index_t c0 = J * NB;
-    const int rows = static_cast<int>(block_rows(J));
-    if constexpr (device) {
-      // Mirror the stored triangle into scratch (each stored element read once).
-      Scratch tile(team.team_scratch(0), NB + 1, NB);
-      const int rank = team.team_rank();
-      const int t = rank % NB, q = rank / NB;
-      // All C loads first: with the scratch stores in between, each load
-      // waited for the one before (11 us for the diagonal blocks at n = 4450).
-      T v[C];
-      for (int jj = 0; jj < C; ++jj) {
-        const int j = q + Q * jj;
-        v[jj] = t < rows && j < rows && (lower ? t >= j : t <= j) ? a(c0 + t, c0 + j) : T(0);
-      }
-      before(team, c0, index_t(rows));
-      for (int jj = 0; jj < C; ++jj) {
-        const int j = q + Q * jj;
-        if (t < rows && j < rows && (lower ? t >= j : t <= j)) {
-          tile(t, j) = t == j ? T(real_part(v[jj])) : v[jj];
-          if (t != j) tile(j, t) = conjugate(v[jj]);
-        }
-      }
-      team.team_barrier();
-      T sum = T(0);
-      if (t < rows)
-        for (int jj = 0; jj < C; ++jj) {
-          const int j = q * C + jj;
-          if (j < rows) sum += tile(t, j) * x(c0 + j);
-        }
-      reduce_rows_and_store(team, t, q, sum, rows, c0, J);
-    }
+  KOKKOS_INLINE_FUNCTION SymvPartials<T, ExecSpace> partials() const {
+    SymvPartials<T, ExecSpace> p;
+    p.work = work.data();
+    p.ld = n;
+    p.nblk = nblk;
+    p.seg = seg;
+    p.shift = shift;
+    p.lower = lower;
+    return p;
   }
 
   // Host diagonal block J: each stored element once, a(t, j) feeds row t and,
@@ -291,95 +278,157 @@ struct SymvKernels {
     }
   }
 
-  // Sum of the Q per-thread partials of each row (device), stored as slot K.
-  KOKKOS_INLINE_FUNCTION void reduce_rows_and_store(const Team& team, int t, int q, T sum, int rows, index_t r0,
-                                                    index_t K) const {
-    Scratch part(team.team_scratch(0), NB + 1, NB);  // reuses the tile's scratch
+
+  // ---- devices: team (J, s) walks segment s of block column J ----------------
+  // Lower: blocks I = J + s S .. (the diagonal block first in segment 0);
+  // upper: K = s S .. <= J (the diagonal block last). Blocks are counted in
+  // shifted coordinates, row and column `shift` + r for row r (a `shift`
+  // rows and columns before the matrix that are never read), so that a
+  // stage's rows start on a 32-byte boundary: a stage's piece of a column
+  // (256 bytes of double) then spans 8 memory sectors, not 9 (sytrd's
+  // trailing matrices start anywhere; H200, n = 16384: 304 us aligned, 350 us
+  // one row off). The segment's rows are one stream that passes through team
+  // scratch in stages of 32 rows, copied asynchronously `stages` deep
+  // (backends/async_copy.hpp): a stage's loads are in flight while the one
+  // before is summed, and no registers wait for them. Warp w owns columns
+  // 8w .. 8w + 7 and lane l row l of every stage: a thread keeps 8 column
+  // partials over the segment (reduced once, by shuffles) and forms one row
+  // partial per stage, which one warp sums over the warps after the barrier
+  // that opens the next stage. A diagonal block's unstored triangle is
+  // zero-filled instead of read, so it adds nothing; its diagonal counts in
+  // the row partials only. (Diagonal blocks in a launch of their own cost
+  // sytrd 8-10 us a column at m = 4450; register-loaded blocks, 16 columns a
+  // thread, reached 35 / 62 / 78 % of the copy bandwidth at n = 4096 / 8192
+  // / 16384, and a diagonal block raised them to 128 registers a thread.)
+  KOKKOS_INLINE_FUNCTION void device_segment(const Team& team, index_t J, index_t s) const {
+    constexpr int R = Tune::stage_rows, W = Tune::warps, S = Tune::stages, CPT = NB / W;
+    static_assert(R == 32 && NB % W == 0 && NB % R == 0, "symv: a stage's rows are a warp's lanes");
+    const index_t first = lower ? J + s * seg : s * seg;
+    const index_t end_all = lower ? nblk : J + 1;
+    if (first >= end_all) return;
+    const index_t last = first + seg < end_all ? first + seg : end_all;  // exclusive
+    const SymvPartials<T, ExecSpace> p = partials();
+    T* const tile = static_cast<T*>(team.team_scratch(0).get_shmem_aligned(S * NB * R * sizeof(T), 16));
+    T* const rowpart = static_cast<T*>(team.team_scratch(0).get_shmem_aligned(2 * W * R * sizeof(T), 16));
+    const int rank = team.team_rank(), lane = rank % R, w = rank / R;
+    // Shifted coordinates: block column J's columns [c0, c0 + cols), the segment's rows [row_begin, row_end).
+    const index_t shifted_n = n + shift;
+    const index_t c0 = J * NB;
+    const int cols = static_cast<int>(shifted_n - c0 < NB ? shifted_n - c0 : NB);
+    const int first_col = static_cast<int>(shift > c0 ? shift - c0 : 0);  // columns before it are not A's
+    const index_t row_begin = first * NB, row_end = last * NB < shifted_n ? last * NB : shifted_n;
+    const int stages = static_cast<int>((row_end - row_begin + R - 1) / R);
+    const index_t row_slot = p.row_slot(J);
+    // The stages [diagonal_begin, diagonal_end) hold the diagonal block's rows.
+    const int diagonal_begin = static_cast<int>((c0 - row_begin) / R);
+    const int diagonal_end = diagonal_begin + (cols + R - 1) / R;
+    const auto diagonal_stage = [&](int st) { return st >= diagonal_begin && st < diagonal_end; };
+    // A shifted row of this thread's stage st is A's row (row - shift) if in [shift, row_end).
+    const auto stage_row = [&](int st) { return row_begin + index_t(st) * R + lane; };
+    const auto row_of_a = [&](index_t row) { return row >= shift && row < row_end; };
+    // Stage st -> buffer st % S, column-major with R rows (lane-contiguous
+    // reads). Thread (w, l) copies row l of columns w, w + W, ...: few
+    // instructions a copy (the copy loop's index arithmetic cost 6-12 % of
+    // the bandwidth when it went through the view's indexing).
+    const T* const a_data = a.data();
+    const index_t lda = a.stride(1);
+    const auto copy_stage = [&](int st) {
+      T* const buf = tile + (st % S) * NB * R + w * R + lane;
+      const index_t row = stage_row(st);
+      const bool row_valid = row_of_a(row);
+      const T* const src = a_data + (row - shift) + (c0 - shift + w) * lda;
+      if (!diagonal_stage(st)) {
+        for (int i = 0; i < CPT; ++i) {
+          const int col = w + W * i;
+          const bool valid = row_valid && col < cols && col >= first_col;
+          backends::async_copy(buf + i * W * R, valid ? src + i * W * lda : a_data, valid);
+        }
+      } else {  // the stored triangle only
+        const int d = static_cast<int>(row - c0);  // the row within the diagonal block
+        for (int i = 0; i < CPT; ++i) {
+          const int col = w + W * i;
+          const bool valid = row_valid && col < cols && col >= first_col && (lower ? d >= col : d <= col);
+          backends::async_copy(buf + i * W * R, valid ? src + i * W * lda : a_data, valid);
+        }
+      }
+    };
+    // The row partials of stage st (rows of block row stage_row(st) / NB).
+    const auto store_row_partials = [&](int st) {
+      const T* const part = rowpart + (st & 1) * W * R;
+      T total = part[lane];
+      for (int g = 1; g < W; ++g) total += part[g * R + lane];
+      const index_t row = stage_row(st);
+      if (row_of_a(row)) work(row - shift, row_slot) = total;
+    };
+    T xj[CPT], colacc[CPT];
+    for (int j = 0; j < CPT; ++j) {
+      const int c = w * CPT + j;
+      xj[j] = c < cols && c >= first_col ? x(c0 + c - shift) : T(0);
+      colacc[j] = T(0);
+    }
+    for (int q = 0; q < S - 1; ++q) {
+      if (q < stages) copy_stage(q);
+      backends::async_copy_commit();
+    }
+    for (int st = 0; st < stages; ++st) {
+      backends::async_copy_wait<S - 2>();
+      team.team_barrier();  // stage st landed; stage st - 1's buffer is free
+      if (st > 0 && w == st % W) store_row_partials(st - 1);
+      if (st + S - 1 < stages) copy_stage(st + S - 1);
+      backends::async_copy_commit();
+      const T* const buf = tile + (st % S) * NB * R;
+      const index_t row = stage_row(st);
+      const T xr = row_of_a(row) ? x(row - shift) : T(0);
+      T rowsum = T(0);
+      if (!diagonal_stage(st)) {  // the same for the whole team
+        for (int j = 0; j < CPT; ++j) {
+          const T v = buf[(w * CPT + j) * R + lane];
+          rowsum += v * xj[j];
+          colacc[j] += conjugate(v) * xr;
+        }
+      } else {  // diagonal block: its diagonal once, in the row partial
+        for (int j = 0; j < CPT; ++j) {
+          const T v = buf[(w * CPT + j) * R + lane];
+          if (row - c0 == w * CPT + j) {
+            rowsum += T(real_part(v)) * xj[j];
+          } else {
+            rowsum += v * xj[j];
+            colacc[j] += conjugate(v) * xr;
+          }
+        }
+      }
+      rowpart[(st & 1) * W * R + w * R + lane] = rowsum;
+    }
     team.team_barrier();
-    part(t, q) = sum;
-    team.team_barrier();
-    if (q == 0 && t < rows) {
-      T total = part(t, 0);
-      for (int g = 1; g < Q; ++g) total += part(t, g);
-      work(r0 + t, K) = total;
+    if (w == stages % W) store_row_partials(stages - 1);
+    // Column partials: the sum over the segment's rows -> the segment's slot.
+    const index_t slot = p.column_slot(J, s);
+    for (int j = 0; j < CPT; ++j) {
+      const T total = backends::warp_sum(colacc[j], 1, 32);
+      const int c = w * CPT + j;
+      if (lane == 0 && c < cols && c >= first_col) work(c0 + c - shift, slot) = total;
     }
   }
 
-  // ---- kernel 2: off-diagonal segments ------------------------------------
-  // Team (J, s) handles the blocks of block column J (lower) or block column
-  // J (upper, blocks above the diagonal) in segment s.
-  struct OffDiagonalTag {};
-  KOKKOS_INLINE_FUNCTION void operator()(OffDiagonalTag, const Team& team) const {
-    const index_t J = team.league_rank() / nseg;
-    const index_t s = team.league_rank() % nseg;
-    // Lower: blocks I = J+1+s*seg ... below the diagonal; upper: K = s*seg ... < J above it.
-    const index_t first = lower ? J + 1 + s * seg : s * seg;
-    const index_t end_all = lower ? nblk : J;
-    if constexpr (!device && !is_complex_v<T>) {
-      if (lower) return host_lower_block_column(J);  // the diagonal block and the rows below in one stream
-    }
-    if constexpr (!device) host_diagonal(J);  // host: nseg == 1, one team per block column
-    if (first >= end_all) return;
-    const index_t last = first + seg < end_all ? first + seg : end_all;  // exclusive
-    const index_t c0 = J * NB;
-    const int cols = static_cast<int>(n - c0 < NB ? n - c0 : NB);
+  // ---- the first launch: devices, team (J, s) walks segment s of block
+  // column J (device_segment); hosts, team J walks block column J, its
+  // diagonal block first.
+  struct BlocksTag {};
+  KOKKOS_INLINE_FUNCTION void operator()(BlocksTag, const Team& team) const {
     if constexpr (device) {
-      const int rank = team.team_rank();
-      const int t = rank % NB, q = rank / NB;
-      // Row partials of all the segment's blocks wait in scratch, so the
-      // block loop has no barrier; both reductions happen once per segment.
-      Scratch part(team.team_scratch(0), NB + 1, Tune::scratch_columns);
-      T xj[C], colacc[C];
-      for (int jj = 0; jj < C; ++jj) {
-        const int j = q * C + jj;
-        xj[jj] = j < cols ? x(c0 + j) : T(0);
-        colacc[jj] = T(0);
-      }
-      // Blocks in chunks of `flush` (the row partials' scratch capacity); the
-      // column partials stay in registers over the whole segment.
-      for (index_t chunk = first; chunk < last; chunk += Tune::flush) {
-        const index_t chunk_end = chunk + Tune::flush < last ? chunk + Tune::flush : last;
-        for (index_t I = chunk; I < chunk_end; ++I) {
-          const index_t r0 = I * NB;
-          const int rows = static_cast<int>(n - r0 < NB ? n - r0 : NB);
-          T rowsum = T(0);
-          if (t < rows) {
-            const T xr = x(r0 + t);
-            T v[C];
-            for (int jj = 0; jj < C; ++jj) {  // C independent loads in flight
-              const int j = q * C + jj;
-              v[jj] = j < cols ? a(r0 + t, c0 + j) : T(0);
-            }
-            for (int jj = 0; jj < C; ++jj) {
-              rowsum += v[jj] * xj[jj];
-              colacc[jj] += conjugate(v[jj]) * xr;
-            }
-          }
-          part(t, q + Q * static_cast<int>(I - chunk)) = rowsum;
-        }
-        team.team_barrier();
-        // Row partial of block (I, J) -> slot J of the rows of block I.
-        const int blocks = static_cast<int>(chunk_end - chunk);
-        for (int k = rank; k < blocks * NB; k += NB * Q) {
-          const int b = k / NB, r = k % NB;
-          const index_t row = (chunk + b) * NB + r;
-          if (row < n) {
-            T total = part(r, Q * b);
-            for (int g = 1; g < Q; ++g) total += part(r, g + Q * b);
-            work(row, J) = total;
-          }
-        }
-        team.team_barrier();
-      }
-      // Column partials: reduce over the NB rows once per segment.
-      for (int jj = 0; jj < C; ++jj) part(t, q * C + jj) = colacc[jj];
-      team.team_barrier();
-      if (rank < cols) {
-        T total = T(0);
-        for (int r = 0; r < NB; ++r) total += part(r, rank);
-        work(c0 + rank, first) = total;  // slot = first block of the segment
-      }
+      device_segment(team, team.league_rank() / nseg, team.league_rank() % nseg);
     } else {
+      const index_t J = team.league_rank();
+      if constexpr (!is_complex_v<T>) {
+        if (lower) return host_lower_block_column(J);  // the diagonal block and the rows below in one stream
+      }
+      host_diagonal(J);
+      // Lower: blocks J+1 .. nblk-1 below the diagonal; upper: 0 .. J-1 above it.
+      const index_t first = lower ? J + 1 : 0, last = lower ? nblk : J;
+      if (first >= last) return;
+      const index_t slot = partials().column_slot(J, 0);  // of the column partials
+      const index_t c0 = J * NB;
+      const int cols = static_cast<int>(block_rows(J));
       // Host: one team per block column walks whole columns (long unit-stride
       // streams the prefetchers follow), accumulating the row partials in
       // this column's slot and the column partial in four independent dot
@@ -395,7 +444,7 @@ struct SymvKernels {
         for (; j + 8 <= cols; j += 8) {
           T d[8];
           host_eight_columns(r_begin, c0 + j, len, wr, d);
-          for (int p = 0; p < 8; ++p) work(c0 + j + p, first) = d[p];
+          for (int p = 0; p < 8; ++p) work(c0 + j + p, slot) = d[p];
         }
       }
       // Four columns per pass (complex scalars, and at most one group of four
@@ -426,7 +475,7 @@ struct SymvKernels {
             dot[c][0] += conjugate(col[c][t]) * xr[t];
           }
         for (int c = 0; c < 4; ++c)
-          work(c0 + j + c, first) = (dot[c][0] + dot[c][1]) + (dot[c][2] + dot[c][3]);
+          work(c0 + j + c, slot) = (dot[c][0] + dot[c][1]) + (dot[c][2] + dot[c][3]);
       }
       for (; j < cols; ++j) {
         const T xj = x(c0 + j);
@@ -436,21 +485,12 @@ struct SymvKernels {
           wr[t] += column[t] * xj;
           dot += conjugate(column[t]) * xr[t];
         }
-        work(c0 + j, first) = dot;
+        work(c0 + j, slot) = dot;
       }
     }
   }
 
-  // ---- kernel 3: sum the partials (in SymvPartials' order) ----------------
-  KOKKOS_INLINE_FUNCTION SymvPartials<T, ExecSpace> partials() const {
-    SymvPartials<T, ExecSpace> p;
-    p.work = work.data();
-    p.ld = n;
-    p.nblk = nblk;
-    p.seg = seg;
-    p.lower = lower;
-    return p;
-  }
+  // ---- the last launch: sum the partials (in SymvPartials' order) ---------
   KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const {
     y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
   }
@@ -515,53 +555,36 @@ SymvKernels<T, ExecSpace> symv_kernels(Uplo uplo, const Matrix<T, ExecSpace>& a,
   k.a = a;
   k.x = x;
   k.n = n;
-  k.nblk = (n + K::NB - 1) / K::NB;
+  if constexpr (K::device) {
+    // Shift the block grid where all columns share one alignment.
+    const auto address = reinterpret_cast<std::uintptr_t>(a.data());
+    const index_t ld = a.stride(1);
+    if ((ld * index_t(sizeof(T))) % 32 == 0 && address % sizeof(T) == 0) k.shift = index_t(address % 32 / sizeof(T));
+  }
+  k.nblk = (n + k.shift + K::NB - 1) / K::NB;
+  k.lower = uplo == Uplo::Lower;
   k.seg = SymvTuning<T, ExecSpace>::segment(k.nblk);
   if (segment > 0 && K::device)
     k.seg = segment < SymvTuning<T, ExecSpace>::max_segment ? segment : SymvTuning<T, ExecSpace>::max_segment;
-  k.nseg = k.nblk > 0 ? (k.nblk + k.seg - 1) / k.seg : 0;
-  k.lower = uplo == Uplo::Lower;
-  k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk > 0 ? k.nblk : 1);
+  k.nseg = (k.nblk + k.seg - 1) / k.seg;  // the longest block column has nblk blocks
+  k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk + 1);
   return k;
 }
 
-// The diagonal-block launch (devices), with the caller's prologue: team J
-// calls prologue(team, J * NB, rows) for its block's rows (it may write x
-// there) while its block's loads are in flight, and reads x after a team
-// barrier.
-template <class T, class ExecSpace, class Prologue>
-struct SymvDiagonal {
-  SymvKernels<T, ExecSpace> k;
-  Prologue prologue;
-  KOKKOS_INLINE_FUNCTION void operator()(const typename SymvKernels<T, ExecSpace>::Team& team) const {
-    k.diagonal_block(team, prologue);
-  }
-};
-
-// Launches 1 and 2: every block's contribution into k.work; devices run
-// `prologue` in the diagonal blocks' teams, hosts as a loop before them.
-template <class T, class ExecSpace, class Prologue = SymvNoPrologue>
-void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace>& k,
-                          const Prologue& prologue = Prologue()) {
+// The first launch: every block's contribution into k.work.
+template <class T, class ExecSpace>
+void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace>& k) {
   using K = SymvKernels<T, ExecSpace>;
-  const int team_size = K::device ? K::NB * K::Q : 1;
-  const size_t scratch = K::device ? K::Scratch::shmem_size(K::NB + 1, SymvTuning<T, ExecSpace>::scratch_columns) : 0;
-  using OffDiagonal = Kokkos::TeamPolicy<ExecSpace, typename K::OffDiagonalTag, Kokkos::Schedule<Kokkos::Dynamic>>;
-  if constexpr (K::device) {
-    Kokkos::parallel_for("keig::symv::diagonal",
-                         Kokkos::TeamPolicy<ExecSpace>(space, k.nblk, team_size)
-                             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
-                         SymvDiagonal<T, ExecSpace, Prologue>{k, prologue});
-  } else if constexpr (!std::is_same_v<Prologue, SymvNoPrologue>) {
-    Kokkos::parallel_for("keig::symv::prologue", Kokkos::TeamPolicy<ExecSpace>(space, k.nblk, 1),
-                         KOKKOS_LAMBDA(const typename K::Team& team) {
-                           prologue(team, team.league_rank() * K::NB, k.block_rows(team.league_rank()));
-                         });
-  }
-  if (k.nblk > 1 || !K::device)
-    Kokkos::parallel_for("keig::symv::off_diagonal",
-                         OffDiagonal(space, k.nblk * k.nseg, team_size).set_scratch_size(0, Kokkos::PerTeam(scratch)),
+  using Tune = SymvTuning<T, ExecSpace>;
+  // Hosts: block columns of unequal length, dealt out dynamically.
+  using Policy = Kokkos::TeamPolicy<ExecSpace, typename K::BlocksTag, Kokkos::Schedule<Kokkos::Dynamic>,
+                                    Kokkos::LaunchBounds<Tune::team, Tune::teams_per_sm>>;
+  if constexpr (K::device)
+    Kokkos::parallel_for("keig::symv::blocks",
+                         Policy(space, k.nblk * k.nseg, Tune::team).set_scratch_size(0, Kokkos::PerTeam(Tune::scratch)),
                          k);
+  else
+    Kokkos::parallel_for("keig::symv::blocks", Policy(space, k.nblk, 1), k);
 }
 
 }  // namespace detail
@@ -569,24 +592,20 @@ void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace
 // The partial sums of A x (symv's launches but the last; see SymvPartials),
 // for callers that fold their sum into a pass of their own. work: at least
 // symv_workspace_size<T, ExecSpace>(n) entries; the result refers to it.
-// Asynchronous on `space`.
-// `prologue(team, first, rows)`, if given, is called once for every NB
-// rows [first, first + rows) by a team of the space before the product reads
-// x there, and may write x in those rows (sytrd scales its reflector there):
-// on devices it runs in the diagonal blocks' teams, saving a launch.
-template <class T, class ExecSpace, class Prologue = detail::SymvNoPrologue>
+// One launch, asynchronous on `space`.
+template <class T, class ExecSpace>
 SymvPartials<T, ExecSpace> symv_partials(const ExecSpace& space, Uplo uplo, const Matrix<T, ExecSpace>& a,
                                          const Vector<T, ExecSpace>& x, const Vector<T, ExecSpace>& work,
-                                         const Prologue& prologue = Prologue(), index_t segment = 0) {
+                                         index_t segment = 0) {
   const auto k = detail::symv_kernels<T, ExecSpace>(uplo, a, x, work, segment);
-  if (k.n > 0) detail::symv_launch_partials<T, ExecSpace>(space, k, prologue);
+  if (k.n > 0) detail::symv_launch_partials<T, ExecSpace>(space, k);
   return k.partials();
 }
 
 // y = alpha A x + beta y; A is n x n Hermitian with its `uplo` triangle
 // referenced; work has at least symv_workspace_size<T, ExecSpace>(n) entries.
-// `segment`: blocks per off-diagonal team on devices (0: SymvTuning's choice;
-// a tuning knob for benchmarks). Asynchronous on `space`.
+// `segment`: blocks per team on devices (0: SymvTuning's choice; a tuning
+// knob for benchmarks and tests). Two launches, asynchronous on `space`.
 template <class T, class ExecSpace>
 void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
           const Vector<T, ExecSpace>& x, nondeduced_t<T> beta, const Vector<T, ExecSpace>& y,

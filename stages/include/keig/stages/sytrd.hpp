@@ -117,11 +117,11 @@ KOKKOS_INLINE_FUNCTION typename View::non_const_value_type column_update_term(co
   return P(r, k) * conjugate(W(j, k)) + W(r, k) * conjugate(P(j, k));
 }
 
-// part[q * Lanes + l] summed over the Slices slices q (passes A and D).
-template <int Slices, int Lanes, class T>
+// part[q * Stride + l] summed over the Slices slices q (passes A and D).
+template <int Slices, int Stride, class T>
 KOKKOS_INLINE_FUNCTION T sum_of_slices(const T* part, int l) {
   T sum = T(0);
-  for (int q = 0; q < Slices; ++q) sum += part[q * Lanes + l];
+  for (int q = 0; q < Slices; ++q) sum += part[q * Stride + l];
   return sum;
 }
 
@@ -143,11 +143,14 @@ KOKKOS_INLINE_FUNCTION T deferred_axpy_scale(const T& tau, const T& dot) {
 // The sums of passes A and D (norm, dot product, t1 and t2) are atomic adds
 // of each team's share into zeroed slots: Kokkos's parallel_reduce would end
 // each pass with a team-wide reduction and a last-team sum (a fifth of pass
-// A's samples). D zeroes the next column's slots.
+// A's samples). A sum that pass D reads in every team has a slot per column
+// parity, so that a slot is zeroed for the next column only once no pass
+// reads it: D zeroes the next column's norm and t1 / t2 slots, A its own
+// column's dot product.
 template <class T, class ExecSpace>
 struct LatrdDeviceState {
   T* alpha;           // the updated P(j + 1, j)
-  real_t<T>* xn2;     // ||P(j+2:m, j)||^2
+  real_t<T>* xn2[2];  // ||P(j+2:m, j)||^2, for even and odd global columns
   T* dot[2];          // (tau w)^H v, for even and odd global columns
   // [t1 | t2] (nb each) in several copies, for even and odd global columns:
   // pass A's teams add into copy (team % copies), so that no more than a
@@ -159,21 +162,23 @@ struct LatrdDeviceState {
 };
 
 // One latrd column step on a device: column j of the panel's trailing
-// matrix P (global column c), W its m x jb partner. Four launches (A, B
-// with symv's diagonal blocks, symv's other blocks, D), with every scalar
-// on the device (seed 002 §4.2.1's column loop):
+// matrix P (global column c), W its m x jb partner. Three launches (A, symv,
+// D), with every scalar on the device (seed 002 §4.2.1's column loop):
 //  A. update: u = P(j:m, j) - V W(j, :)^H - W V(j, :)^H, written back; the
 //     norm of u(j+2:m) and, in the same pass (V's and W's rows are in
 //     cache), t1u = W^H u, t2u = V^H u over rows j+2.. into t[c % 2];
-//  B. reflector: tau, beta, v = (1, u(j+2:m) / (alpha - beta)) in P's
-//     column, t1 = W^H v = W(j+1, :)^H + t1u / (alpha - beta) (same for t2),
-//     in symv's diagonal-block teams (symv_partials' prologue);
-//  C. y = A22 v as symv's partial sums;
-//  D. w = tau (y - V t1 - W t2) and w^H v in one pass that also sums y.
+//  C. y' = A22 x for x = P(j+1:m, j) = (alpha, u(j+2:m)) as it stands, as
+//     symv's partial sums: the product needs no reflector yet, so no pass
+//     between A and it has to finish first;
+//  D. the reflector: tau, beta, s = 1 / (alpha - beta) from the norm (every
+//     team), v = (1, s u(j+2:m)) written back, and by linearity
+//     y = A22 v = s y' + (1 - s alpha) A22(:, 0); t1 = W^H v =
+//     W(j+1, :)^H + s t1u (t2 likewise with V) in every team from A's sums;
+//     w = tau (y - V t1 - W t2) and w^H v, in one pass that also sums y'.
 // The previous column's axpy (deferred_axpy_scale) is applied where W's
-// column j - 1 is read: on the fly in A, written back in B. Before this
-// layout the step took eight launches (a separate axpy, symv's reduction,
-// the t1 / t2 pass and the scaling), each a few microseconds of latency.
+// column j - 1 is read in A, and A writes it back. Before this layout the
+// step took eight launches, then four (D's reflector work ran in a launch of
+// symv's diagonal blocks, 8-10 us a column at m = 4450).
 template <class T, class ExecSpace>
 void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, const Matrix<T, ExecSpace>& W,
                          index_t j, index_t c, const Vector<T, ExecSpace>& tau,
@@ -193,12 +198,15 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
   T* const t = st.t[c % 2];
   T* const t_next = st.t[(c + 1) % 2];
   T* const alpha = st.alpha;
-  R* const xn2 = st.xn2;
+  R* const xn2 = st.xn2[c % 2];
+  R* const xn2_next = st.xn2[(c + 1) % 2];
   T* const dot = st.dot[c % 2];
-  T* const dot_prev = st.dot[(c + 1) % 2];  // the previous column's; D zeroes it for the next
+  T* const dot_prev = st.dot[(c + 1) % 2];  // the previous column's
 
   // A. u = P(j:m, j) - V W(j, :)^H - W V(j, :)^H, the norm of u(j+2:m), and
-  //    t1u = W^H u, t2u = V^H u over rows j+2.. (V's and W's rows are in cache).
+  //    t1u = W^H u, t2u = V^H u over rows j+2.. (V's and W's rows are in cache);
+  //    W(j+1:m, j - 1) with the previous column's axpy written back (each
+  //    row by the thread that read it last; row j is not needed again).
   {
     const index_t league = (m - j + lanes - 1) / lanes;
     const size_t bytes = (slices + 1) * lanes * sizeof(T);
@@ -210,6 +218,8 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
           T* const tu = t + (team.league_rank() % copies) * stride;
           const index_t base = j + team.league_rank() * lanes;
           const int slice = team.team_rank();
+          if (team.league_rank() == 0 && slice == 0)
+            Kokkos::single(Kokkos::PerThread(team), [&]() { *dot = T(0); });  // D sums into it
           const T a_prev = j > 0 ? deferred_axpy_scale(tau(c - 1), *dot_prev) : T(0);
           const auto w_at = [&](index_t r, index_t k) {  // W(r, k) with the deferred axpy
             return k + 1 == j ? W(r, k) + a_prev * P(r, k) : W(r, k);
@@ -253,7 +263,9 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
             for (index_t k = slice; k < j; k += slices) {
               T s1 = T(0), s2 = T(0);
               if (r < m) {
-                s1 = conjugate(w_at(r, k)) * u[l];
+                const T w = w_at(r, k);
+                if (k + 1 == j && r > j) W(r, k) = w;  // the axpy written back
+                s1 = conjugate(w) * u[l];
                 s2 = conjugate(P(r, k)) * u[l];
               }
               s1 = backends::warp_sum(s1, 1, lanes);
@@ -266,92 +278,73 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
           });
         });
   }
-  // B. tau, beta and v = (1, u(j+2:m) / (alpha - beta)) over rows j+1..m,
-  //    the previous column's axpy written back, and t1 = W^H v =
-  //    W(j+1, :)^H + t1u / (alpha - beta) (t2 likewise with V), summed over
-  //    the copies into copy 0. It runs in symv's diagonal-block teams, each
-  //    on its own rows before it reads them as x (a launch of its own took
-  //    6 us a column at m = 4450).
-  const auto reflector = KOKKOS_LAMBDA(const Member& team, const index_t first, const index_t rows) {
-    T t_out, s_out;
-    R b_out;
-    householder(*alpha, *xn2, t_out, s_out, b_out);
-    const T a_prev = j > 0 ? deferred_axpy_scale(tau(c - 1), *dot_prev) : T(0);
-    const auto summed = [&](index_t q) {
-      T sum = T(0);
-      for (index_t copy = 0; copy < copies; ++copy) sum += t[copy * stride + q];
-      return sum;
-    };
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const index_t q) {
-      const index_t r = j + 1 + first + q;
-      if (r == j + 1) {
-        tau(c) = t_out;
-        e(c) = b_out;
-        P(r, j) = T(1);
-      } else {
-        P(r, j) *= s_out;
-      }
-      if (j > 0) {  // the previous column's axpy, written back
-        const T w = W(r, j - 1) + a_prev * P(r, j - 1);
-        W(r, j - 1) = w;
-        if (r == j + 1) t[j - 1] = conjugate(w) + s_out * summed(j - 1);
-      }
-    });
-    if (first == 0)
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 2 * j), [&](const index_t k) {
-        if (k + 1 < j) t[k] = conjugate(W(j + 1, k)) + s_out * summed(k);
-        else if (k >= j) t[nb + k - j] = conjugate(P(j + 1, k - j)) + s_out * summed(nb + k - j);
-      });
-  };
-  // C. y = A22 v, left as symv's partial sums.
+  // C. y' = A22 x for x = P(j+1:m, j) = (alpha, u(j+2:m)), left as symv's partial sums.
   const index_t mv = m - j - 1;
   const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
-  const Vector<T, ExecSpace> v(element_pointer(P, j + 1, j), mv);
-  const SymvPartials<T, ExecSpace> y =
-      symv_partials<T, ExecSpace>(space, Uplo::Lower, A22, v, st.symv_work, reflector);
-  // D. w = tau (y - V t1 - W t2) into W(j+1:m, j), dot = w^H v; the first
-  //    team zeroes the next column's sums.
+  const Vector<T, ExecSpace> x(element_pointer(P, j + 1, j), mv);
+  const SymvPartials<T, ExecSpace> y = symv_partials<T, ExecSpace>(space, Uplo::Lower, A22, x, st.symv_work);
+  // D. The reflector, v written back over x, w = tau (A22 v - V t1 - W t2)
+  //    into W(j+1:m, j) and dot = w^H v; the first team stores tau and beta
+  //    and zeroes the next column's sums.
   {
     const index_t league = mv > 0 ? (mv + lanes - 1) / lanes : 1;
-    const size_t bytes = slices * lanes * sizeof(T);
+    const size_t bytes = (slices * lanes + 2 * nb) * sizeof(T);
     const index_t zero_count = copies * stride;
     Kokkos::parallel_for(
-        "keig::sytrd::correct_scale_dot",
+        "keig::sytrd::reflector_product",
         Policy(space, league, slices, lanes).set_scratch_size(0, Kokkos::PerTeam(bytes)),
         KOKKOS_LAMBDA(const Member& team) {
           T* const part = static_cast<T*>(team.team_shmem().get_shmem(bytes));
-          const index_t base = team.league_rank() * lanes;  // rows of v, w (P and W from row j + 1)
+          T* const tv = part + slices * lanes;  // t1 = W^H v in tv[0..j), t2 = V^H v in tv[nb..nb+j)
+          const index_t base = team.league_rank() * lanes;  // rows of x, v, w (P and W from row j + 1)
           const int slice = team.team_rank();
+          T tau_c, s_c;
+          R beta_c;
+          householder(*alpha, *xn2, tau_c, s_c, beta_c);
+          const T a0 = T(1) - s_c * *alpha;  // the weight of A22(:, 0) in A22 v
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
+            for (index_t k = slice * lanes + l; k < 2 * j; k += slices * lanes) {
+              const index_t q = k < j ? k : nb + k - j;  // t1 entries first, then t2's
+              T sum = T(0);
+              for (index_t copy = 0; copy < copies; ++copy) sum += t[copy * stride + q];
+              tv[q] = (k < j ? conjugate(W(j + 1, k)) : conjugate(P(j + 1, k - j))) + s_c * sum;
+            }
             if (team.league_rank() == 0) {
               for (index_t q = slice * lanes + l; q < zero_count; q += slices * lanes) t_next[q] = T(0);
               if (slice == 0 && l == 0) {
-                *xn2 = R(0);
-                *dot_prev = T(0);
+                tau(c) = tau_c;
+                e(c) = beta_c;
+                *xn2_next = R(0);
               }
             }
+          });
+          team.team_barrier();
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
             const index_t r = base + l;
-            T sum = T(0);
+            T product = T(0), correction = T(0);
             if (r < mv) {
-#pragma unroll 2
-              for (index_t k = slice; k < j; k += slices) sum -= P(j + 1 + r, k) * t[k] + W(j + 1 + r, k) * t[nb + k];
               const index_t count = y.count(r);
 #pragma unroll 2
-              for (index_t idx = slice; idx < count; idx += slices) sum += y.partial(r, idx);
+              for (index_t idx = slice; idx < count; idx += slices) product += y.partial(r, idx);
+#pragma unroll 2
+              for (index_t k = slice; k < j; k += slices)
+                correction += P(j + 1 + r, k) * tv[k] + W(j + 1 + r, k) * tv[nb + k];
             }
-            part[slice * lanes + l] = sum;
+            part[slice * lanes + l] = s_c * product - correction;
           });
           team.team_barrier();
           if (slice == 0) {
             T local = T(0);
             Kokkos::parallel_reduce(
                 Kokkos::ThreadVectorRange(team, lanes),
-                [&](const int l, T& a) {
+                [&](const int l, T& sum) {
                   const index_t r = base + l;
                   if (r >= mv) return;
-                  const T scaled = tau(c) * sum_of_slices<slices, lanes>(part, l);
-                  W(j + 1 + r, j) = scaled;
-                  a += conjugate(scaled) * P(j + 1 + r, j);
+                  const T v = r == 0 ? T(1) : s_c * P(j + 1 + r, j);
+                  const T w = tau_c * (sum_of_slices<slices, lanes>(part, l) + a0 * P(j + 1 + r, j + 1));
+                  P(j + 1 + r, j) = v;
+                  W(j + 1 + r, j) = w;
+                  sum += conjugate(w) * v;
                 },
                 local);
             Kokkos::single(Kokkos::PerThread(team), [&]() { atomic_accumulate(dot, local); });
@@ -394,7 +387,8 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   // Device-resident scalars of the latrd column steps (the host never reads them).
   detail::LatrdDeviceState<T, ExecSpace> state;
   state.alpha = p;
-  state.xn2 = reinterpret_cast<R*>(p + 1);
+  state.xn2[0] = reinterpret_cast<R*>(p + 1);
+  state.xn2[1] = reinterpret_cast<R*>(p + 4);
   state.dot[0] = p + 2;
   state.dot[1] = p + 3;
   state.t[0] = t_buffers;
@@ -404,7 +398,7 @@ void sytrd(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   if constexpr (!detail::runs_inline_v<ExecSpace>) {  // the first column's sums start from zero
     T* const scalars = p;
     Kokkos::parallel_for(
-        "keig::sytrd::zero", Range(space, 0, 4), KOKKOS_LAMBDA(const index_t q) { scalars[q] = T(0); });
+        "keig::sytrd::zero", Range(space, 0, 5), KOKKOS_LAMBDA(const index_t q) { scalars[q] = T(0); });
   }
   p += 8;
   const Matrix<T, ExecSpace> vwv_all(p, n, backends::is_cuda_space_v<ExecSpace> ? 3 * nb : 0);  // GPUs: [V W V]
