@@ -184,13 +184,16 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
                          index_t j, index_t c, const Vector<T, ExecSpace>& tau,
                          const Vector<real_t<T>, ExecSpace>& e, const LatrdDeviceState<T, ExecSpace>& st) {
   using R = real_t<T>;
-  using Policy = Kokkos::TeamPolicy<ExecSpace>;
-  using Member = typename Policy::member_type;
   // Passes A and D: a team per 32 rows (a vector lane per row, so every load
   // is coalesced), its 16 slices splitting the row's terms; the slices meet
-  // in team scratch. These passes are latency-bound (a few warps per
-  // multiprocessor): 16 slices halve each warp's chain of loads.
+  // in team scratch. These passes are latency-bound: 16 slices halve each
+  // warp's chain of loads, and at 64 registers a thread two teams share a
+  // multiprocessor (H200, sytrd at n = 8192 / 16384: 0.468 / 2.61 s with one
+  // team a multiprocessor, 0.437 / 2.46 s with two; two rows a lane and one
+  // wave at n = 16384: 0.469 / 2.48 s).
   constexpr int slices = 16, lanes = 32;
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<slices * lanes, 2>>;
+  using Member = typename Policy::member_type;
   constexpr index_t copies = latrd_t_copies;
   const index_t m = P.extent(0);
   const index_t x0 = j + 2 < m ? j + 2 : m;
