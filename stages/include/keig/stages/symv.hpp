@@ -61,12 +61,14 @@ struct SymvTuning {
   // (device_segment), so a stage's rows start on a 32-byte boundary.
   static constexpr int max_shift = device && sizeof(T) < 32 ? 32 / int(sizeof(T)) - 1 : 0;
   // Blocks per segment on devices: long segments amortize the pipeline's
-  // start and the column reduction, short ones give enough teams (the same
-  // sweep: 4 best up to 128 block rows, 8 above; 16 cost 4-25 % below
-  // m = 8192). Hosts: whole block columns (long streams).
+  // start and the column reduction, short ones give enough teams. H200,
+  // keig-bench --symv-segments 2,4,8,16 (% of copy): n = 3072: 37 / 34 / 31 /
+  // 23; 4096: 43 / 43 / 36 / 32; 8192: 67 / 70 / 68 / 64; 16384: 79 / 83 /
+  // 83 / 82; 32768: 82 / 87 / 89 / 88. Hosts: whole block columns (long
+  // streams).
   static index_t segment(index_t nblk) {
     if (!device) return nblk > 0 ? nblk : 1;
-    return nblk <= 128 ? 4 : 8;
+    return nblk < 64 ? 2 : nblk <= 256 ? 4 : 8;
   }
 };
 
