@@ -305,7 +305,16 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
           R beta_c;
           householder(*alpha, *xn2, tau_c, s_c, beta_c);
           const T a0 = T(1) - s_c * *alpha;  // the weight of A22(:, 0) in A22 v
+          // symv's partial sums first: their loads wait for nothing, so they
+          // overlap with the t1 / t2 sums (a lane's row stays with its thread).
+          T product = T(0);
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
+            const index_t r = base + l;
+            if (r < mv) {
+              const index_t count = y.count(r);
+#pragma unroll 4
+              for (index_t idx = slice; idx < count; idx += slices) product += y.partial(r, idx);
+            }
             for (index_t k = slice * lanes + l; k < 2 * j; k += slices * lanes) {
               const index_t q = k < j ? k : nb + k - j;  // t1 entries first, then t2's
               T sum = T(0);
@@ -324,11 +333,8 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
           team.team_barrier();
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int l) {
             const index_t r = base + l;
-            T product = T(0), correction = T(0);
+            T correction = T(0);
             if (r < mv) {
-              const index_t count = y.count(r);
-#pragma unroll 2
-              for (index_t idx = slice; idx < count; idx += slices) product += y.partial(r, idx);
 #pragma unroll 2
               for (index_t k = slice; k < j; k += slices)
                 correction += P(j + 1 + r, k) * tv[k] + W(j + 1 + r, k) * tv[nb + k];
