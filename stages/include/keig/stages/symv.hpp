@@ -536,10 +536,6 @@ struct SymvKernels {
   }
 };
 
-}  // namespace detail
-
-namespace detail {
-
 // symv's kernels set up for A, x and work (arguments checked; y, alpha and
 // beta are left to the caller).
 template <class T, class ExecSpace>
