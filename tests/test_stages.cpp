@@ -76,8 +76,8 @@ TYPED_TEST(Symv, MatchesTheFullHermitianProduct) {
 // Outside the test body: Kokkos lambdas cannot live in one.
 template <class T>
 void summed_symv_partials(Uplo uplo, const Matrix<T, Space>& a, const Vector<T, Space>& x, const Vector<T, Space>& y,
-                          const Vector<T, Space>& work, index_t segment) {
-  const auto p = stages::symv_partials<T, Space>(Space(), uplo, a, x, work, segment);
+                          const Vector<T, Space>& work, index_t segment, stages::SymvOrder order) {
+  const auto p = stages::symv_partials<T, Space>(Space(), uplo, a, x, work, segment, order);
   Kokkos::parallel_for(
       "sum_partials", Kokkos::RangePolicy<Space>(0, y.extent(0)), KOKKOS_LAMBDA(const index_t r) {
         T sum = T(0);
@@ -92,7 +92,10 @@ TYPED_TEST(Symv, PartialsSumToTheProduct) {
   for (index_t n : {1, 65, 700}) {
     for (index_t segment : {index_t(0), index_t(1), index_t(3)}) {
       for (Uplo uplo : {Uplo::Lower, Uplo::Upper}) {
-        SCOPED_TRACE(describe("symv_partials", n, uplo) + " segment=" + std::to_string(segment));
+        // Backward (set segments): the reversed team numbering must still cover every segment once.
+        const auto order = segment > 0 ? stages::SymvOrder::Backward : stages::SymvOrder::Forward;
+        SCOPED_TRACE(describe("symv_partials", n, uplo) + " segment=" + std::to_string(segment) +
+                     (segment > 0 ? " backward" : ""));
         const HostMatrix<T> full = random_hermitian<T>(n, rng);
         HostVector<T> x("x", n);
         for (index_t i = 0; i < n; ++i) x(i) = random_scalar<T>(rng);
@@ -100,7 +103,7 @@ TYPED_TEST(Symv, PartialsSumToTheProduct) {
         SpaceVector<T> xd("x", n), yd("y", n), work("work", stages::symv_workspace_size<T, Space>(n));
         Kokkos::deep_copy(xd, x);
         summed_symv_partials<T>(uplo, to_matrix<Space>(a), to_vector<Space>(xd), to_vector<Space>(yd),
-                                to_vector<Space>(work), segment);
+                                to_vector<Space>(work), segment, order);
         auto y = to_host(yd);
         double err = 0, scale = 0;
         for (index_t i = 0; i < n; ++i) {

@@ -5,6 +5,11 @@
 // returns once at most P of its groups are still in flight, and a team
 // barrier after it makes every thread's finished copies visible to the team.
 // Elsewhere (hosts, older devices) a copy completes at once.
+//
+// A copy may carry an L2 eviction policy (l2_evict_first): data streamed
+// once, such as a matrix that a matrix-vector product reads, then leaves
+// the L2 cache to what is read again soon (sytrd's panels and symv's partial
+// sums: H100, sytrd at n = 16384 2.95 -> 2.86 s).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -30,6 +35,41 @@ KOKKOS_FORCEINLINE_FUNCTION void async_copy(T* scratch, const T* global, bool va
                  "r"(bytes)
                  : "memory");
 #else
+  *scratch = valid ? *global : T(0);
+#endif
+}
+
+// An L2 cache policy for async_copy (createpolicy; 0 where there is none).
+struct L2Policy {
+  unsigned long long bits = 0;
+};
+
+// Lines that an access with this policy brings into L2 are evicted first.
+KOKKOS_FORCEINLINE_FUNCTION L2Policy l2_evict_first() {
+  L2Policy policy;
+#if defined(KEIG_ASYNC_COPY)
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy.bits));
+#endif
+  return policy;
+}
+
+// async_copy with an L2 policy.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void async_copy(T* scratch, const T* global, bool valid, L2Policy policy) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16, "keig: async_copy moves 4, 8 or 16 bytes");
+#if defined(KEIG_ASYNC_COPY)
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(scratch));
+  const int bytes = valid ? static_cast<int>(sizeof(T)) : 0;  // 0: the entry is zero-filled
+  if constexpr (sizeof(T) == 16)
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(global),
+                 "r"(bytes), "l"(policy.bits)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], %2, %3, %4;\n" ::"r"(dst), "l"(global),
+                 "n"(sizeof(T)), "r"(bytes), "l"(policy.bits)
+                 : "memory");
+#else
+  (void)policy;
   *scratch = valid ? *global : T(0);
 #endif
 }

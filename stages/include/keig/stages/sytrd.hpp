@@ -281,11 +281,15 @@ void latrd_column_device(const ExecSpace& space, const Matrix<T, ExecSpace>& P, 
           });
         });
   }
-  // C. y' = A22 x for x = P(j+1:m, j) = (alpha, u(j+2:m)), left as symv's partial sums.
+  // C. y' = A22 x for x = P(j+1:m, j) = (alpha, u(j+2:m)), left as symv's
+  //    partial sums. Even columns walk the blocks backward: the first column
+  //    of a panel starts where the trailing update's last gemm ended, and
+  //    each next one where the previous product ended (SymvOrder).
   const index_t mv = m - j - 1;
   const Matrix<T, ExecSpace> A22 = Kokkos::subview(P, std::make_pair(j + 1, m), std::make_pair(j + 1, m));
   const Vector<T, ExecSpace> x(element_pointer(P, j + 1, j), mv);
-  const SymvPartials<T, ExecSpace> y = symv_partials<T, ExecSpace>(space, Uplo::Lower, A22, x, st.symv_work);
+  const SymvPartials<T, ExecSpace> y = symv_partials<T, ExecSpace>(space, Uplo::Lower, A22, x, st.symv_work, 0,
+                                                                   c % 2 == 0 ? SymvOrder::Backward : SymvOrder::Forward);
   // D. The reflector, v written back over x, w = tau (A22 v - V t1 - W t2)
   //    into W(j+1:m, j) and dot = w^H v; the first team stores tau and beta
   //    and zeroes the next column's sums.
