@@ -58,8 +58,9 @@ struct SymvTuning {
   static constexpr size_t scratch = (size_t(stages) * nb * stage_rows + 2 * warps * stage_rows) * sizeof(T) + 64;
   static constexpr int max_segment = 256;
   // Devices: the block grid starts up to max_shift rows before the matrix
-  // (device_segment), so a stage's rows start on a 32-byte boundary.
-  static constexpr int max_shift = device && sizeof(T) < 32 ? 32 / int(sizeof(T)) - 1 : 0;
+  // (device_segment), so that a block's rows start on a 128-byte line.
+  static constexpr int line = 128;
+  static constexpr int max_shift = device ? line / int(sizeof(T)) - 1 : 0;
   // Blocks per segment on devices: long segments amortize the pipeline's
   // start and the column reduction, short ones give enough teams. H200,
   // keig-bench --symv-segments 2,4,8,16 (% of copy): n = 3072: 37 / 34 / 31 /
@@ -294,10 +295,12 @@ struct SymvKernels {
   // upper: K = s S .. <= J (the diagonal block last). Blocks are counted in
   // shifted coordinates, row and column `shift` + r for row r (a `shift`
   // rows and columns before the matrix that are never read), so that a
-  // stage's rows start on a 32-byte boundary: a stage's piece of a column
-  // (256 bytes of double) then spans 8 memory sectors, not 9 (sytrd's
-  // trailing matrices start anywhere; H200, n = 16384: 304 us aligned, 350 us
-  // one row off). The segment's rows are one stream that passes through team
+  // block's rows start on a 128-byte line: a stage's piece of a column (256
+  // bytes of double) then spans 2 lines, not 3, and no line is shared by two
+  // teams (sytrd's trailing matrices start anywhere; H200, n = 16384: 304 us
+  // aligned, 350 us one row off; with 32-byte alignment only, the columns of
+  // sytrd at n = 32768 whose grid was off a line by 32 or 96 bytes took
+  // 1.39 ms against 1.14 ms, and read 10 % more from memory). The segment's rows are one stream that passes through team
   // scratch in stages of 32 rows, copied asynchronously `stages` deep
   // (backends/async_copy.hpp): a stage's loads are in flight while the one
   // before is summed, and no registers wait for them. Warp w owns columns
@@ -565,10 +568,15 @@ SymvKernels<T, ExecSpace> symv_kernels(Uplo uplo, const Matrix<T, ExecSpace>& a,
   k.x = x;
   k.n = n;
   if constexpr (K::device) {
-    // Shift the block grid where all columns share one alignment.
+    // Shift the block grid where all columns share one alignment: to the
+    // 128-byte line, or the largest of 64 and 32 bytes that they share.
     const auto address = reinterpret_cast<std::uintptr_t>(a.data());
-    const index_t ld = a.stride(1);
-    if ((ld * index_t(sizeof(T))) % 32 == 0 && address % sizeof(T) == 0) k.shift = index_t(address % 32 / sizeof(T));
+    const index_t ld_bytes = a.stride(1) * index_t(sizeof(T));
+    for (index_t align = SymvTuning<T, ExecSpace>::line; align >= 32 && address % sizeof(T) == 0; align /= 2)
+      if (ld_bytes % align == 0) {
+        k.shift = index_t(address % align / sizeof(T));
+        break;
+      }
   }
   k.nblk = (n + k.shift + K::NB - 1) / K::NB;
   k.lower = uplo == Uplo::Lower;
