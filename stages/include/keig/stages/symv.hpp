@@ -13,15 +13,20 @@
 //     column's outermost segment. The rows reach the registers through team
 //     scratch, copied asynchronously a stage ahead (cp.async), so the loads
 //     in flight cost no registers and a diagonal block's unstored triangle
-//     is never read (device_segment). Hosts: one team per block column.
+//     is never read (device_segment).
 //  2. a reduction through global memory sums the partials: y = beta y + alpha sum.
 // Partials live in a caller-provided n x (nblk + 1) workspace
 // (symv_workspace_size) with one slot per (row, block or segment)
 // contribution, so no atomics are needed and the result is deterministic.
 // Any n: partial edge blocks are guarded, never padded.
 //
-// On hosts a team is one thread that forms its diagonal block and then walks
-// its whole block column (unit-stride inner loops over rows).
+// Hosts: one parallel region, its threads one team (HostTag). Each thread
+// zeroes an n-vector of its own in the workspace, takes block columns in
+// turn (the longest first) and walks each as whole columns, unit-stride
+// streams from the diagonal down, adding both the row and the column
+// contributions into its vector; after a barrier the threads sum the
+// vectors by rows (the layout of OpenBLAS's threaded symv, in one fork
+// instead of two).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -84,7 +89,10 @@ template <class T, class ExecSpace>
 index_t symv_workspace_size(index_t n) {
   constexpr index_t nb = SymvTuning<T, ExecSpace>::nb;
   const index_t nblk = (n + SymvTuning<T, ExecSpace>::max_shift + nb - 1) / nb;
-  return n * (nblk + 1);
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) return n * (nblk + 1);
+  // Hosts: an n-vector per thread of the default instance.
+  const index_t threads = ExecSpace().concurrency();
+  return n * (nblk + 1 > threads ? nblk + 1 : threads);
 }
 
 // The partial sums that symv's first launch leaves in its workspace, and how
@@ -92,13 +100,14 @@ index_t symv_workspace_size(index_t n) {
 // symv sums them in its last launch; callers that fold the sum into a pass
 // of their own (sytrd's column step) take them from symv_partials.
 // A row of block row b has one partial per block of its block row (row
-// partials; on hosts the diagonal block's too) and one per segment of block
-// column b (column partials; on devices the diagonal block is in the
-// outermost segment).
+// partials) and one per segment of block column b (column partials; the
+// diagonal block is in the outermost segment). On hosts every row has one
+// partial per thread of the launch (`threads`).
 template <class T, class ExecSpace>
 struct SymvPartials {
   static constexpr index_t NB = SymvTuning<T, ExecSpace>::nb;
   static constexpr bool diagonal_in_segments = SymvTuning<T, ExecSpace>::device;
+  static constexpr bool per_thread = !SymvTuning<T, ExecSpace>::device;  // hosts' layout
   // The n x (nblk + 1) workspace as a pointer and leading dimension: kernels
   // that capture this stay small enough for Kokkos's by-value launch (a
   // closure of more than 512 bytes goes through constant memory, and the
@@ -107,6 +116,7 @@ struct SymvPartials {
   index_t ld = 0, nblk = 0, seg = 1;
   index_t shift = 0;  // row r is in block row (r + shift) / NB
   bool lower = true;
+  index_t threads = 1;  // hosts
 
   // Blocks of block column J that its segments walk.
   KOKKOS_INLINE_FUNCTION index_t column_blocks(index_t J) const {
@@ -126,8 +136,12 @@ struct SymvPartials {
     const index_t own = nblk - b;
     return idx < own ? row_slot(b + idx) : idx - own;
   }
-  KOKKOS_INLINE_FUNCTION index_t count(index_t r) const { return block_count((r + shift) / NB); }
+  KOKKOS_INLINE_FUNCTION index_t count(index_t r) const {
+    if constexpr (per_thread) return threads;
+    return block_count((r + shift) / NB);
+  }
   KOKKOS_INLINE_FUNCTION T partial(index_t r, index_t idx) const {
+    if constexpr (per_thread) return work[r + idx * ld];
     return work[r + slot((r + shift) / NB, idx) * ld];
   }
 };
@@ -149,6 +163,8 @@ struct SymvKernels {
   index_t shift = 0;  // devices: see device_segment
   bool lower;
   bool backward = false;  // devices: see SymvOrder
+  index_t threads = 1;    // hosts: the team's threads, one n-vector of work each
+  bool host_sum = false;  // hosts: the team also sums the vectors into y
 
   // Rows of block row J (the last one may be short).
   KOKKOS_INLINE_FUNCTION index_t block_rows(index_t J) const { return n - J * NB < NB ? n - J * NB : index_t(NB); }
@@ -160,13 +176,13 @@ struct SymvKernels {
     p.seg = seg;
     p.shift = shift;
     p.lower = lower;
+    p.threads = threads;
     return p;
   }
 
-  // Host diagonal block J: each stored element once, a(t, j) feeds row t and,
-  // mirrored, row j. On hosts the off-diagonal teams call it first, so a
-  // product costs two parallel regions instead of three.
-  KOKKOS_INLINE_FUNCTION void host_diagonal(const index_t J) const {
+  // Host diagonal block J into the thread's vector yt: each stored element
+  // once, a(t, j) feeds row t and, mirrored, row j.
+  KOKKOS_INLINE_FUNCTION void host_diagonal(const index_t J, T* yt) const {
     const index_t c0 = J * NB;
     const int rows = static_cast<int>(n - c0 < NB ? n - c0 : NB);
     T acc[NB];
@@ -182,7 +198,7 @@ struct SymvKernels {
       }
       acc[j] += T(real_part(a(c0 + j, c0 + j))) * xj + dot;
     }
-    for (int t = 0; t < rows; ++t) work(c0 + t, J) = acc[t];
+    for (int t = 0; t < rows; ++t) yt[c0 + t] += acc[t];
   }
 
   // Host, real scalars: columns c .. c + 7 of A over rows r .. r + len - 1,
@@ -235,20 +251,13 @@ struct SymvKernels {
   // columns over all their stored rows, the diagonal block's included, so
   // each column is one unit-stride stream from its diagonal down (the
   // diagonal block on its own was 128 short column streams the prefetchers
-  // missed). Row partials of rows c0.. go to slot J (the diagonal block's
-  // rows included); the dot of column c (its rows below c) to slot J + 1, or,
-  // in the last block column, into its row partial once no later column of
-  // the block adds to it (later columns start below c).
-  KOKKOS_INLINE_FUNCTION void host_lower_block_column(const index_t J) const {
+  // missed). Rows c0.. and the dot of each column (its rows below it) add
+  // into the thread's vector yt.
+  KOKKOS_INLINE_FUNCTION void host_lower_block_column(const index_t J, T* KOKKOS_RESTRICT yt) const {
     const index_t c0 = J * NB;
     const int cols = static_cast<int>(n - c0 < NB ? n - c0 : NB);
-    const bool last_block = J + 1 >= nblk;
-    T* KOKKOS_RESTRICT wr = &work(c0, J);
-    for (index_t t = 0; t < n - c0; ++t) wr[t] = T(0);
-    const auto store_dot = [&](int j, T dot) {
-      if (last_block) wr[j] += dot;
-      else work(c0 + j, J + 1) = dot;
-    };
+    T* KOKKOS_RESTRICT wr = yt + c0;
+    const auto store_dot = [&](int j, T dot) { wr[j] += dot; };
     int j = 0;
     for (; j + 8 <= cols; j += 8) {
       // The 8 x 8 triangle at the top of the group, entry by entry.
@@ -425,42 +434,42 @@ struct SymvKernels {
     }
   }
 
-  // ---- the first launch: devices, team (J, s) walks segment s of block
-  // column J (device_segment); hosts, team J walks block column J, its
-  // diagonal block first.
+  // ---- devices, the first launch: team (J, s) walks segment s of block
+  // column J (device_segment).
   struct BlocksTag {};
   KOKKOS_INLINE_FUNCTION void operator()(BlocksTag, const Team& team) const {
     if constexpr (device) {
       const index_t t = backward ? team.league_size() - 1 - team.league_rank() : team.league_rank();
       device_segment(team, t / nseg, t % nseg);
-    } else {
-      const index_t J = team.league_rank();
+    }
+  }
+
+  // ---- hosts: block column J into the thread's vector yt, its diagonal
+  // block first.
+  KOKKOS_INLINE_FUNCTION void host_block_column(const index_t J, T* KOKKOS_RESTRICT yt) const {
       if constexpr (!is_complex_v<T>) {
-        if (lower) return host_lower_block_column(J);  // the diagonal block and the rows below in one stream
+        if (lower) return host_lower_block_column(J, yt);  // the diagonal block and the rows below in one stream
       }
-      host_diagonal(J);
+      host_diagonal(J, yt);
       // Lower: blocks J+1 .. nblk-1 below the diagonal; upper: 0 .. J-1 above it.
       const index_t first = lower ? J + 1 : 0, last = lower ? nblk : J;
       if (first >= last) return;
-      const index_t slot = partials().column_slot(J, 0);  // of the column partials
       const index_t c0 = J * NB;
       const int cols = static_cast<int>(block_rows(J));
-      // Host: one team per block column walks whole columns (long unit-stride
-      // streams the prefetchers follow), accumulating the row partials in
-      // this column's slot and the column partial in four independent dot
-      // products (not bound by the FMA latency chain).
+      // Whole columns (long unit-stride streams the prefetchers follow),
+      // the column's dot product in four independent sums (not bound by the
+      // FMA latency chain).
       const index_t r_begin = first * NB, r_end = last * NB < n ? last * NB : n;
       const index_t len = r_end - r_begin;
-      T* KOKKOS_RESTRICT wr = &work(r_begin, J);
+      T* KOKKOS_RESTRICT wr = yt + r_begin;
       const T* KOKKOS_RESTRICT xr = &x(r_begin);
-      for (index_t t = 0; t < len; ++t) wr[t] = T(0);
       // Real scalars: eight columns per pass (host_eight_columns).
       int j = 0;
       if constexpr (!is_complex_v<T>) {
         for (; j + 8 <= cols; j += 8) {
           T d[8];
           host_eight_columns(r_begin, c0 + j, len, wr, d);
-          for (int p = 0; p < 8; ++p) work(c0 + j + p, slot) = d[p];
+          for (int p = 0; p < 8; ++p) yt[c0 + j + p] += d[p];
         }
       }
       // Four columns per pass (complex scalars, and at most one group of four
@@ -491,7 +500,7 @@ struct SymvKernels {
             dot[c][0] += conjugate(col[c][t]) * xr[t];
           }
         for (int c = 0; c < 4; ++c)
-          work(c0 + j + c, slot) = (dot[c][0] + dot[c][1]) + (dot[c][2] + dot[c][3]);
+          yt[c0 + j + c] += (dot[c][0] + dot[c][1]) + (dot[c][2] + dot[c][3]);
       }
       for (; j < cols; ++j) {
         const T xj = x(c0 + j);
@@ -501,8 +510,32 @@ struct SymvKernels {
           wr[t] += column[t] * xj;
           dot += conjugate(column[t]) * xr[t];
         }
-        work(c0 + j, slot) = dot;
+        yt[c0 + j] += dot;
       }
+  }
+
+  // Hosts, the whole product in one parallel region: the team's threads
+  // zero their vectors, take block columns in turn, longest first, and (for
+  // symv) sum the vectors by rows after a barrier.
+  struct HostTag {};
+  KOKKOS_INLINE_FUNCTION void operator()(HostTag, const Team& team) const {
+    const int rank = team.team_rank();
+    T* const yt = work.data() + rank * n;
+    for (index_t r = 0; r < n; ++r) yt[r] = T(0);
+    index_t* const next = static_cast<index_t*>(team.team_shmem().get_shmem(sizeof(index_t)));
+    if (rank == 0) *next = 0;
+    team.team_barrier();
+    for (index_t k = Kokkos::atomic_fetch_add(next, index_t(1)); k < nblk;
+         k = Kokkos::atomic_fetch_add(next, index_t(1)))
+      host_block_column(lower ? k : nblk - 1 - k, yt);
+    if (!host_sum) return;
+    team.team_barrier();
+    const index_t chunk = (n + threads - 1) / threads;
+    const index_t r1 = (rank + 1) * chunk < n ? (rank + 1) * chunk : n;
+    for (index_t r = rank * chunk; r < r1; ++r) {
+      T sum = T(0);
+      for (index_t q = 0; q < threads; ++q) sum += work.data()[r + q * n];
+      store(r, sum);
     }
   }
 
@@ -510,15 +543,6 @@ struct SymvKernels {
   KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const {
     y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
   }
-  struct ReduceTag {};
-  KOKKOS_INLINE_FUNCTION void operator()(ReduceTag, const index_t r) const {
-    const SymvPartials<T, ExecSpace> p = partials();
-    const index_t count = p.count(r);
-    T sum = T(0);
-    for (index_t idx = 0; idx < count; ++idx) sum += p.partial(r, idx);
-    store(r, sum);
-  }
-
   // Devices: the same sums with each row's partials split over 8 slices of a
   // team of 32 rows (a row of the last block row has nblk partials, and
   // one thread per row summed 256 of them in sequence at n = 16384, 24 us).
@@ -553,9 +577,11 @@ struct SymvKernels {
 // symv's kernels set up for A, x and work (arguments checked; y, alpha and
 // beta are left to the caller).
 template <class T, class ExecSpace>
-SymvKernels<T, ExecSpace> symv_kernels(Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<T, ExecSpace>& x,
-                                       const Vector<T, ExecSpace>& work, index_t segment) {
+SymvKernels<T, ExecSpace> symv_kernels(const ExecSpace& space, Uplo uplo, const Matrix<T, ExecSpace>& a,
+                                       const Vector<T, ExecSpace>& x, const Vector<T, ExecSpace>& work,
+                                       index_t segment) {
   using K = SymvKernels<T, ExecSpace>;
+  (void)space;  // hosts: the team's size
   const index_t n = a.extent(0);
   if (static_cast<index_t>(a.extent(1)) != n) throw InvalidArgument("A", "symv: A must be square");
   if (static_cast<index_t>(x.extent(0)) != n)
@@ -584,24 +610,37 @@ SymvKernels<T, ExecSpace> symv_kernels(Uplo uplo, const Matrix<T, ExecSpace>& a,
   if (segment > 0 && K::device)
     k.seg = segment < SymvTuning<T, ExecSpace>::max_segment ? segment : SymvTuning<T, ExecSpace>::max_segment;
   k.nseg = (k.nblk + k.seg - 1) / k.seg;  // the longest block column has nblk blocks
-  k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk + 1);
+  if constexpr (K::device) {
+    k.work = Matrix<T, ExecSpace>(work.data(), n, k.nblk + 1);
+  } else if (n > 0) {
+    // Hosts: one team of the instance's threads, as many as have an n-vector.
+    using Host = Kokkos::TeamPolicy<ExecSpace, typename K::HostTag>;
+    const index_t vectors = static_cast<index_t>(work.extent(0)) / n;
+    index_t threads = Host(space, 1, 1).team_size_max(k, Kokkos::ParallelForTag());
+    if (threads > space.concurrency()) threads = space.concurrency();
+    k.threads = threads < vectors ? threads : vectors;
+    k.work = Matrix<T, ExecSpace>(work.data(), n, k.threads);
+  }
   return k;
 }
 
-// The first launch: every block's contribution into k.work.
+// Devices, the first launch: every block's contribution into k.work.
+// Hosts: the whole product when k.host_sum, else the threads' vectors.
 template <class T, class ExecSpace>
-void symv_launch_partials(const ExecSpace& space, const SymvKernels<T, ExecSpace>& k) {
+void symv_launch(const ExecSpace& space, const SymvKernels<T, ExecSpace>& k) {
   using K = SymvKernels<T, ExecSpace>;
   using Tune = SymvTuning<T, ExecSpace>;
-  // Hosts: block columns of unequal length, dealt out dynamically.
-  using Policy = Kokkos::TeamPolicy<ExecSpace, typename K::BlocksTag, Kokkos::Schedule<Kokkos::Dynamic>,
-                                    Kokkos::LaunchBounds<Tune::team, Tune::teams_per_sm>>;
-  if constexpr (K::device)
+  if constexpr (K::device) {
+    using Policy = Kokkos::TeamPolicy<ExecSpace, typename K::BlocksTag, Kokkos::Schedule<Kokkos::Dynamic>,
+                                      Kokkos::LaunchBounds<Tune::team, Tune::teams_per_sm>>;
     Kokkos::parallel_for("keig::symv::blocks",
                          Policy(space, k.nblk * k.nseg, Tune::team).set_scratch_size(0, Kokkos::PerTeam(Tune::scratch)),
                          k);
-  else
-    Kokkos::parallel_for("keig::symv::blocks", Policy(space, k.nblk, 1), k);
+  } else {
+    using Host = Kokkos::TeamPolicy<ExecSpace, typename K::HostTag>;
+    Kokkos::parallel_for("keig::symv::host",
+                         Host(space, 1, k.threads).set_scratch_size(0, Kokkos::PerTeam(sizeof(index_t))), k);
+  }
 }
 
 }  // namespace detail
@@ -614,22 +653,23 @@ template <class T, class ExecSpace>
 SymvPartials<T, ExecSpace> symv_partials(const ExecSpace& space, Uplo uplo, const Matrix<T, ExecSpace>& a,
                                          const Vector<T, ExecSpace>& x, const Vector<T, ExecSpace>& work,
                                          index_t segment = 0, SymvOrder order = SymvOrder::Forward) {
-  auto k = detail::symv_kernels<T, ExecSpace>(uplo, a, x, work, segment);
+  auto k = detail::symv_kernels<T, ExecSpace>(space, uplo, a, x, work, segment);
   k.backward = order == SymvOrder::Backward;
-  if (k.n > 0) detail::symv_launch_partials<T, ExecSpace>(space, k);
+  if (k.n > 0) detail::symv_launch<T, ExecSpace>(space, k);
   return k.partials();
 }
 
 // y = alpha A x + beta y; A is n x n Hermitian with its `uplo` triangle
 // referenced; work has at least symv_workspace_size<T, ExecSpace>(n) entries.
 // `segment`: blocks per team on devices (0: SymvTuning's choice; a tuning
-// knob for benchmarks and tests). Two launches, asynchronous on `space`.
+// knob for benchmarks and tests). Two launches on devices, one on hosts,
+// asynchronous on `space`.
 template <class T, class ExecSpace>
 void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix<T, ExecSpace>& a,
           const Vector<T, ExecSpace>& x, nondeduced_t<T> beta, const Vector<T, ExecSpace>& y,
           const Vector<T, ExecSpace>& work, index_t segment = 0) {
   using K = detail::SymvKernels<T, ExecSpace>;
-  K k = detail::symv_kernels<T, ExecSpace>(uplo, a, x, work, segment);
+  K k = detail::symv_kernels<T, ExecSpace>(space, uplo, a, x, work, segment);
   const index_t n = k.n;
   if (static_cast<index_t>(y.extent(0)) != n)
     throw InvalidArgument("y", "symv: y needs n = " + std::to_string(n) + " entries");
@@ -637,7 +677,8 @@ void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix
   k.y = y;
   k.alpha = alpha;
   k.beta = beta;
-  detail::symv_launch_partials<T, ExecSpace>(space, k);
+  k.host_sum = true;
+  detail::symv_launch<T, ExecSpace>(space, k);
   if constexpr (K::device) {
     using Reduce = Kokkos::TeamPolicy<ExecSpace, typename K::ReduceSlicedTag>;
     const size_t bytes = K::reduce_slices * K::reduce_rows * sizeof(T);
@@ -645,8 +686,6 @@ void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix
                          Reduce(space, (n + K::reduce_rows - 1) / K::reduce_rows, K::reduce_slices, K::reduce_rows)
                              .set_scratch_size(0, Kokkos::PerTeam(bytes)),
                          k);
-  } else {
-    Kokkos::parallel_for("keig::symv::reduce", Kokkos::RangePolicy<ExecSpace, typename K::ReduceTag>(space, 0, n), k);
   }
 }
 
