@@ -21,12 +21,12 @@
 // Any n: partial edge blocks are guarded, never padded.
 //
 // Hosts: one parallel region, its threads one team (HostTag). Each thread
-// zeroes an n-vector of its own in the workspace, takes block columns in
-// turn (the longest first) and walks each as whole columns, unit-stride
-// streams from the diagonal down, adding both the row and the column
-// contributions into its vector; after a barrier the threads sum the
-// vectors by rows (the layout of OpenBLAS's threaded symv, in one fork
-// instead of two).
+// zeroes an n-vector of its own in the workspace, takes a fixed share of
+// the block columns and walks each as whole columns, unit-stride streams
+// from the diagonal down, adding both the row and the column contributions
+// into its vector; after a barrier the threads sum the vectors by rows (the
+// layout of OpenBLAS's threaded symv, in one fork instead of two). For a
+// given thread count the sums run in the same order every time.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -447,87 +447,91 @@ struct SymvKernels {
   // ---- hosts: block column J into the thread's vector yt, its diagonal
   // block first.
   KOKKOS_INLINE_FUNCTION void host_block_column(const index_t J, T* KOKKOS_RESTRICT yt) const {
-      if constexpr (!is_complex_v<T>) {
-        if (lower) return host_lower_block_column(J, yt);  // the diagonal block and the rows below in one stream
+    if constexpr (!is_complex_v<T>) {
+      if (lower) return host_lower_block_column(J, yt);  // the diagonal block and the rows below in one stream
+    }
+    host_diagonal(J, yt);
+    // Lower: blocks J+1 .. nblk-1 below the diagonal; upper: 0 .. J-1 above it.
+    const index_t first = lower ? J + 1 : 0, last = lower ? nblk : J;
+    if (first >= last) return;
+    const index_t c0 = J * NB;
+    const int cols = static_cast<int>(block_rows(J));
+    // Whole columns (long unit-stride streams the prefetchers follow),
+    // the column's dot product in four independent sums (not bound by the
+    // FMA latency chain).
+    const index_t r_begin = first * NB, r_end = last * NB < n ? last * NB : n;
+    const index_t len = r_end - r_begin;
+    T* KOKKOS_RESTRICT wr = yt + r_begin;
+    const T* KOKKOS_RESTRICT xr = &x(r_begin);
+    // Real scalars: eight columns per pass (host_eight_columns).
+    int j = 0;
+    if constexpr (!is_complex_v<T>) {
+      for (; j + 8 <= cols; j += 8) {
+        T d[8];
+        host_eight_columns(r_begin, c0 + j, len, wr, d);
+        for (int p = 0; p < 8; ++p) yt[c0 + j + p] += d[p];
       }
-      host_diagonal(J, yt);
-      // Lower: blocks J+1 .. nblk-1 below the diagonal; upper: 0 .. J-1 above it.
-      const index_t first = lower ? J + 1 : 0, last = lower ? nblk : J;
-      if (first >= last) return;
-      const index_t c0 = J * NB;
-      const int cols = static_cast<int>(block_rows(J));
-      // Whole columns (long unit-stride streams the prefetchers follow),
-      // the column's dot product in four independent sums (not bound by the
-      // FMA latency chain).
-      const index_t r_begin = first * NB, r_end = last * NB < n ? last * NB : n;
-      const index_t len = r_end - r_begin;
-      T* KOKKOS_RESTRICT wr = yt + r_begin;
-      const T* KOKKOS_RESTRICT xr = &x(r_begin);
-      // Real scalars: eight columns per pass (host_eight_columns).
-      int j = 0;
-      if constexpr (!is_complex_v<T>) {
-        for (; j + 8 <= cols; j += 8) {
-          T d[8];
-          host_eight_columns(r_begin, c0 + j, len, wr, d);
-          for (int p = 0; p < 8; ++p) yt[c0 + j + p] += d[p];
-        }
+    }
+    // Four columns per pass (complex scalars, and at most one group of four
+    // left in a real block column): 4 x 4 independent dot-product lanes.
+    for (; j + 4 <= cols; j += 4) {
+      const T* KOKKOS_RESTRICT col[4];
+      T xc[4];
+      T dot[4][4] = {};
+      for (int c = 0; c < 4; ++c) {
+        col[c] = &a(r_begin, c0 + j + c);
+        xc[c] = x(c0 + j + c);
       }
-      // Four columns per pass (complex scalars, and at most one group of four
-      // left in a real block column): 4 x 4 independent dot-product lanes.
-      for (; j + 4 <= cols; j += 4) {
-        const T* KOKKOS_RESTRICT col[4];
-        T xc[4];
-        T dot[4][4] = {};
-        for (int c = 0; c < 4; ++c) {
-          col[c] = &a(r_begin, c0 + j + c);
-          xc[c] = x(c0 + j + c);
-        }
-        index_t t = 0;
-        for (; t + 4 <= len; t += 4)
-          for (int u = 0; u < 4; ++u) {
-            T sum = wr[t + u];
-            const T xt = xr[t + u];
-            for (int c = 0; c < 4; ++c) {
-              const T v = col[c][t + u];
-              sum += v * xc[c];
-              dot[c][u] += conjugate(v) * xt;
-            }
-            wr[t + u] = sum;
-          }
-        for (; t < len; ++t)
+      index_t t = 0;
+      for (; t + 4 <= len; t += 4)
+        for (int u = 0; u < 4; ++u) {
+          T sum = wr[t + u];
+          const T xt = xr[t + u];
           for (int c = 0; c < 4; ++c) {
-            wr[t] += col[c][t] * xc[c];
-            dot[c][0] += conjugate(col[c][t]) * xr[t];
+            const T v = col[c][t + u];
+            sum += v * xc[c];
+            dot[c][u] += conjugate(v) * xt;
           }
-        for (int c = 0; c < 4; ++c)
-          yt[c0 + j + c] += (dot[c][0] + dot[c][1]) + (dot[c][2] + dot[c][3]);
-      }
-      for (; j < cols; ++j) {
-        const T xj = x(c0 + j);
-        const T* KOKKOS_RESTRICT column = &a(r_begin, c0 + j);
-        T dot = T(0);
-        for (index_t t = 0; t < len; ++t) {
-          wr[t] += column[t] * xj;
-          dot += conjugate(column[t]) * xr[t];
+          wr[t + u] = sum;
         }
-        yt[c0 + j] += dot;
+      for (; t < len; ++t)
+        for (int c = 0; c < 4; ++c) {
+          wr[t] += col[c][t] * xc[c];
+          dot[c][0] += conjugate(col[c][t]) * xr[t];
+        }
+      for (int c = 0; c < 4; ++c)
+        yt[c0 + j + c] += (dot[c][0] + dot[c][1]) + (dot[c][2] + dot[c][3]);
+    }
+    for (; j < cols; ++j) {
+      const T xj = x(c0 + j);
+      const T* KOKKOS_RESTRICT column = &a(r_begin, c0 + j);
+      T dot = T(0);
+      for (index_t t = 0; t < len; ++t) {
+        wr[t] += column[t] * xj;
+        dot += conjugate(column[t]) * xr[t];
       }
+      yt[c0 + j] += dot;
+    }
   }
 
   // Hosts, the whole product in one parallel region: the team's threads
-  // zero their vectors, take block columns in turn, longest first, and (for
-  // symv) sum the vectors by rows after a barrier.
+  // zero their vectors, walk their share of the block columns and (for
+  // symv) sum the vectors by rows after a barrier. (Dealing the columns out
+  // through an atomic counter ran at the same speed, also with two
+  // processes sharing the two cores, but made the sums' order depend on
+  // timing.)
   struct HostTag {};
   KOKKOS_INLINE_FUNCTION void operator()(HostTag, const Team& team) const {
     const int rank = team.team_rank();
     T* const yt = work.data() + rank * n;
     for (index_t r = 0; r < n; ++r) yt[r] = T(0);
-    index_t* const next = static_cast<index_t*>(team.team_shmem().get_shmem(sizeof(index_t)));
-    if (rank == 0) *next = 0;
-    team.team_barrier();
-    for (index_t k = Kokkos::atomic_fetch_add(next, index_t(1)); k < nblk;
-         k = Kokkos::atomic_fetch_add(next, index_t(1)))
-      host_block_column(lower ? k : nblk - 1 - k, yt);
+    // Block columns longest first, dealt out in a snake (0, 1, .., T-1,
+    // T-1, .., 0, 0, 1, ..): the shares come out within one column of each
+    // other, and a given thread count always sums in the same order.
+    for (index_t k = 0; k < nblk; ++k) {
+      const index_t lap = k % (2 * threads);
+      if ((lap < threads ? lap : 2 * threads - 1 - lap) == rank) host_block_column(lower ? k : nblk - 1 - k, yt);
+    }
     if (!host_sum) return;
     team.team_barrier();
     const index_t chunk = (n + threads - 1) / threads;
@@ -638,8 +642,7 @@ void symv_launch(const ExecSpace& space, const SymvKernels<T, ExecSpace>& k) {
                          k);
   } else {
     using Host = Kokkos::TeamPolicy<ExecSpace, typename K::HostTag>;
-    Kokkos::parallel_for("keig::symv::host",
-                         Host(space, 1, k.threads).set_scratch_size(0, Kokkos::PerTeam(sizeof(index_t))), k);
+    Kokkos::parallel_for("keig::symv::host", Host(space, 1, k.threads), k);
   }
 }
 
