@@ -135,10 +135,11 @@ TYPED_TEST(Symv, RepeatsBitForBit) {
     Kokkos::deep_copy(xd, x);
     stages::symv<T, Space>(Space(), uplo, T(1), to_matrix<Space>(a), to_vector<Space>(xd), T(0), to_vector<Space>(y1),
                            to_vector<Space>(work));
+    const auto h1 = to_host(y1);
     for (int repeat = 0; repeat < 5; ++repeat) {
       stages::symv<T, Space>(Space(), uplo, T(1), to_matrix<Space>(a), to_vector<Space>(xd), T(0),
                              to_vector<Space>(y2), to_vector<Space>(work));
-      auto h1 = to_host(y1), h2 = to_host(y2);
+      const auto h2 = to_host(y2);
       index_t differ = 0;
       for (index_t i = 0; i < n; ++i) differ += std::memcmp(&h1(i), &h2(i), sizeof(T)) != 0;
       EXPECT_EQ(differ, 0) << "repeat " << repeat;

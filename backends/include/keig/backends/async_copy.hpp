@@ -6,7 +6,7 @@
 // barrier after it makes every thread's finished copies visible to the team.
 // Elsewhere (hosts, older devices) a copy completes at once.
 //
-// A copy may carry an L2 eviction policy (l2_evict_first): data streamed
+// A copy carries an L2 eviction policy (l2_evict_first): data streamed
 // once, such as a matrix that a matrix-vector product reads, then leaves
 // the L2 cache to what is read again soon (sytrd's panels and symv's partial
 // sums: H100, sytrd at n = 16384 2.95 -> 2.86 s).
@@ -19,25 +19,6 @@ namespace keig::backends {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define KEIG_ASYNC_COPY 1
 #endif
-
-// scratch[0] = valid ? global[0] : 0 for a 4-, 8- or 16-byte T; when !valid
-// nothing is read, but `global` must still point into an allocation.
-template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void async_copy(T* scratch, const T* global, bool valid) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16, "keig: async_copy moves 4, 8 or 16 bytes");
-#if defined(KEIG_ASYNC_COPY)
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(scratch));
-  const int bytes = valid ? static_cast<int>(sizeof(T)) : 0;  // 0: the entry is zero-filled
-  if constexpr (sizeof(T) == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global), "r"(bytes) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(global), "n"(sizeof(T)),
-                 "r"(bytes)
-                 : "memory");
-#else
-  *scratch = valid ? *global : T(0);
-#endif
-}
 
 // An L2 cache policy for async_copy (createpolicy; 0 where there is none).
 struct L2Policy {
@@ -53,7 +34,9 @@ KOKKOS_FORCEINLINE_FUNCTION L2Policy l2_evict_first() {
   return policy;
 }
 
-// async_copy with an L2 policy.
+// scratch[0] = valid ? global[0] : 0 for a 4-, 8- or 16-byte T, with the
+// L2 policy `policy`; when !valid nothing is read, but `global` must still
+// point into an allocation.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION void async_copy(T* scratch, const T* global, bool valid, L2Policy policy) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16, "keig: async_copy moves 4, 8 or 16 bytes");

@@ -106,8 +106,7 @@ index_t symv_workspace_size(index_t n) {
 template <class T, class ExecSpace>
 struct SymvPartials {
   static constexpr index_t NB = SymvTuning<T, ExecSpace>::nb;
-  static constexpr bool diagonal_in_segments = SymvTuning<T, ExecSpace>::device;
-  static constexpr bool per_thread = !SymvTuning<T, ExecSpace>::device;  // hosts' layout
+  static constexpr bool device = SymvTuning<T, ExecSpace>::device;  // hosts: per-thread vectors
   // The n x (nblk + 1) workspace as a pointer and leading dimension: kernels
   // that capture this stay small enough for Kokkos's by-value launch (a
   // closure of more than 512 bytes goes through constant memory, and the
@@ -118,14 +117,12 @@ struct SymvPartials {
   bool lower = true;
   index_t threads = 1;  // hosts
 
-  // Blocks of block column J that its segments walk.
-  KOKKOS_INLINE_FUNCTION index_t column_blocks(index_t J) const {
-    return (lower ? nblk - 1 - J : J) + (diagonal_in_segments ? 1 : 0);
-  }
+  // Devices. Blocks of block column J that its segments walk (the diagonal one included).
+  KOKKOS_INLINE_FUNCTION index_t column_blocks(index_t J) const { return (lower ? nblk - 1 - J : J) + 1; }
   // Slots: lower, block (I, J)'s row partials in J and segment s of block
   // column J in J + 1 + s; upper, segment s in s and block (K, J)'s row
-  // partials after them, in J (J + 1 on devices, where segment J may exist).
-  KOKKOS_INLINE_FUNCTION index_t row_slot(index_t J) const { return lower || !diagonal_in_segments ? J : J + 1; }
+  // partials after them, in J + 1 (segment J may exist).
+  KOKKOS_INLINE_FUNCTION index_t row_slot(index_t J) const { return lower ? J : J + 1; }
   KOKKOS_INLINE_FUNCTION index_t column_slot(index_t J, index_t s) const { return lower ? J + 1 + s : s; }
   KOKKOS_INLINE_FUNCTION index_t block_count(index_t b) const {
     return (lower ? b + 1 : nblk - b) + (column_blocks(b) + seg - 1) / seg;
@@ -137,11 +134,11 @@ struct SymvPartials {
     return idx < own ? row_slot(b + idx) : idx - own;
   }
   KOKKOS_INLINE_FUNCTION index_t count(index_t r) const {
-    if constexpr (per_thread) return threads;
+    if constexpr (!device) return threads;
     return block_count((r + shift) / NB);
   }
   KOKKOS_INLINE_FUNCTION T partial(index_t r, index_t idx) const {
-    if constexpr (per_thread) return work[r + idx * ld];
+    if constexpr (!device) return work[r + idx * ld];
     return work[r + slot((r + shift) / NB, idx) * ld];
   }
 };
