@@ -29,21 +29,29 @@ using detail::mma_16x8x4;
 
 constexpr int kSlots = 128;    // window rows (a block has ldv <= 128 rows)
 constexpr int kSigma = 64;     // reflectors per block: columns of V and W, rows of X
-constexpr int kThreads = 256;  // 8 warps
+// Threads of a thread block for tiles of Cols columns: 8 warps per 64
+// columns, so every warp does the same work in either shape.
+__host__ __device__ constexpr int block_threads(int cols) { return 4 * cols; }
 // Shared row stride in doubles for tiles of Cols columns (Cols + 4: the
 // fragment loads of a half warp hit distinct banks).
 __host__ __device__ constexpr int row_stride(int cols) { return cols + 4; }
 constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_stride(cols) * sizeof(double); }
 
-// Cols = 128: one thread block per multiprocessor (203 KB of shared memory);
-// Cols = 64: two (105 KB each, at most 128 registers a thread). Thread block
+// Cols = 64: two thread blocks of 8 warps per multiprocessor (105 KB of
+// shared memory each, at most 128 registers a thread); Cols = 128: one of 16
+// warps (203 KB), each warp with the work of a 64-column warp, so that the
+// two halves share each block's V and W. H200, n = m = 16384 (32768):
+// 0.575 (4.47) s with 64 columns, 0.623 (4.82) s with 128 (0.75 s when 8
+// warps did the 128 columns): all 16 warps of a multiprocessor then wait at
+// the same barriers, where two thread blocks overlap one's waits with the
+// other's products. Thread block
 // b owns Z's columns [b Cols, (b + 1) Cols).
 template <int Cols>
-__global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
+__global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
                        const double* __restrict__ wbase, int ldv, double* __restrict__ z, index_t ldz, index_t n,
                        index_t m) {
-  constexpr int kCols = Cols, kLd = row_stride(Cols);
+  constexpr int kCols = Cols, kLd = row_stride(Cols), kThreads = block_threads(Cols), kWarps = kThreads / 32;
   extern __shared__ double shared[];
   double* const zs = shared;                // the window: row r in slot r % kSlots, kLd doubles a slot
   double* const xs = shared + kSlots * kLd;  // X = V^T Zw, kSigma rows
@@ -61,13 +69,13 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
   // 32 j, at rows 8 i + lane % 8 of the range, so its column pointers are
   // formed once (the former row-by-row mapping divided by the row count
   // per entry and spent more instructions than the products).
-  constexpr int kMine = kCols / 32;  // columns of each thread
+  constexpr int kMine = kCols / (4 * kWarps);  // columns of each thread (2)
   const int lr = lane & 7;
   int my_col[kMine];
   double* my_z[kMine];  // clamped to a valid column: loads of absent columns are predicated off
 #pragma unroll
   for (int j = 0; j < kMine; ++j) {
-    my_col[j] = 4 * warp + (lane >> 3) + 32 * j;
+    my_col[j] = 4 * warp + (lane >> 3) + 4 * kWarps * j;
     my_z[j] = zt + (my_col[j] < cols ? my_col[j] : 0) * ldz;
   }
   // Rows [from, to) of the window back to Z (rows past n are not Z's).
@@ -130,8 +138,12 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
   // so the latency overlaps the wait at the barrier. With 128 registers a
   // thread (two thread blocks per multiprocessor) there is no room to issue
   // them earlier: V's 40 doubles across the row loads spilled.
-  const int j0 = 16 * (warp >> 1), n0 = (kCols / 2) * (warp & 1);  // X phase: X rows, columns
-  const int m0 = 16 * warp, ra = m0 + q, rb = m0 + 8 + q;           // W phase: window rows
+  // X phase: X rows j0 .. j0 + 15, columns n0 .. n0 + 31 (kWarps / 4 column
+  // groups); W phase: window rows m0 .. m0 + 15, columns c1 .. c1 + 63.
+  constexpr int kGroups = kWarps / 4;
+  const int j0 = 16 * int(unsigned(warp) / kGroups), n0 = 32 * int(unsigned(warp) % kGroups);
+  const int m0 = 16 * (kWarps > 8 ? warp & 7 : warp), c1 = kWarps > 8 ? 64 * (warp >> 3) : 0;
+  const int ra = m0 + q, rb = m0 + 8 + q;
   // W = V T has W(r, j) = 0 for r >= j + 64, so rows from m0 need only j > m0 - 64.
   const int k_begin = m0 > 64 ? ((m0 - 63) & ~3) : 0;
   BandBlock next = count > 0 ? list[0] : BandBlock{};
@@ -187,10 +199,9 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
     };
 
     // -X = -(V^T Zw), stored negated so that the second phase adds W (-X).
-    // Warp: X rows j0 .. j0 + 15 (two 8-row tiles), columns n0 .. n0 +
-    // kCols / 2 - 1.
+    // Warp: X rows j0 .. j0 + 15 (two 8-row tiles), columns n0 .. n0 + 31.
     {
-      constexpr int tiles = kCols / 16;  // 8-column tiles of each warp
+      constexpr int tiles = 4;  // 8-column tiles of each warp
       double acc[2][tiles][2];
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
@@ -220,16 +231,16 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
     }
     __syncthreads();
 
-    // Zw += W (-X). Warp: window rows m0 .. m0 + 15 (two tiles), all kCols
-    // columns.
+    // Zw += W (-X). Warp: window rows m0 .. m0 + 15 (two tiles), columns
+    // c1 .. c1 + 63.
     {
-      constexpr int tiles = kCols / 8;
+      constexpr int tiles = 8;  // 64 columns from c1
       double acc[2][tiles][2];
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
         for (int i = 0; i < tiles; ++i) {
-          const double* const zr = zs + slot(r0 + m0 + 8 * mt + q) * kLd + 8 * i + 2 * t;
+          const double* const zr = zs + slot(r0 + m0 + 8 * mt + q) * kLd + c1 + 8 * i + 2 * t;
           acc[mt][i][0] = zr[0];
           acc[mt][i][1] = zr[1];
         }
@@ -240,7 +251,7 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
         for (int s = 0; s < 4; ++s) {
           const int k = 16 * quarter + 4 * s;
           if (k < k_begin) continue;
-          const double* const xrow = xs + (k + t) * kLd + q;  // B(t, q) = -X(k + t, 8 i + q)
+          const double* const xrow = xs + (k + t) * kLd + c1 + q;  // B(t, q) = -X(k + t, c1 + 8 i + q)
 #pragma unroll
           for (int i = 0; i < tiles; ++i) {
             const double b = xrow[8 * i];
@@ -255,7 +266,7 @@ __global__ void __launch_bounds__(kThreads, Cols == 64 ? 2 : 1)
         if (row >= ldv) continue;  // the ring slot past the block belongs to row r0 - 1
 #pragma unroll
         for (int i = 0; i < tiles; ++i) {
-          double* const zr = zs + slot(r0 + row) * kLd + 8 * i + 2 * t;
+          double* const zr = zs + slot(r0 + row) * kLd + c1 + 8 * i + 2 * t;
           zr[0] = acc[mt][i][0];
           zr[1] = acc[mt][i][1];
         }
@@ -298,7 +309,7 @@ void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t co
     detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                     static_cast<int>(bytes)));
     const unsigned tiles = static_cast<unsigned>((m + cols - 1) / cols);
-    kernel<<<tiles, kThreads, bytes, ctx.space().cuda_stream()>>>(list, count, v, w, static_cast<int>(ldv), z, ldz, n, m);
+    kernel<<<tiles, block_threads(cols), bytes, ctx.space().cuda_stream()>>>(list, count, v, w, static_cast<int>(ldv), z, ldz, n, m);
     detail::check_cuda("band_blocks_kernel launch", cudaGetLastError());
   };
   if (columns == 64) launch(band_blocks_kernel<64>, 64);
