@@ -206,7 +206,7 @@ index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   if (vectors && m > 0) {
     // Reflector blocks for the back-transformation need not match sytrd's
     // panels: wider blocks make its two gemms rank-nbq updates.
-    const index_t nbq = nb > stages::back_transform_block_v<ExecSpace> ? nb : stages::back_transform_block_v<ExecSpace>;
+    const index_t wide = stages::back_transform_block<ExecSpace>(m), nbq = nb > wide ? nb : wide;
     auto work = allocate_vector<T>(space, "keig::ormtr::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
     stage("keig::ormtr", cx * backtransform_flops(n, m),
           [&] { stages::ormtr<T, ExecSpace>(ctx, a, tau, columns(z, 0, m), work, nbq); });
@@ -252,7 +252,7 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
       stage("keig::bt_sb2st", cx * backtransform_flops(n, m),
             [&] { stages::bt_sb2st<T, ExecSpace>(ctx, b, a, zm, work, tuning); });
     }
-    const index_t nbq = stages::bt_sy2sb_block<ExecSpace>(b);
+    const index_t nbq = stages::bt_sy2sb_block<ExecSpace>(b, m);
     auto work = allocate_vector<T>(space, "keig::bt_sy2sb::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
     stage("keig::bt_sy2sb", cx * backtransform_flops(n, m),
           [&] { stages::bt_sy2sb<T, ExecSpace>(ctx, a, b, tau, zm, work, nbq); });

@@ -9,11 +9,11 @@
 
 namespace keig::stages {
 
-// Reflectors per compact-WY block for band width b: back_transform_block_v,
-// never fewer than b (one panel).
+// Reflectors per compact-WY block for band width b and m wanted columns:
+// back_transform_block(m), never fewer than b (one panel).
 template <class ExecSpace>
-index_t bt_sy2sb_block(index_t b) {
-  const index_t nb = back_transform_block_v<ExecSpace>;
+index_t bt_sy2sb_block(index_t b, index_t m) {
+  const index_t nb = back_transform_block<ExecSpace>(m);
   return nb > b ? nb : b;
 }
 

@@ -15,13 +15,20 @@ namespace keig::stages {
 // Default reflectors per block (gemm rank); any block size is valid.
 inline constexpr index_t ormtr_block_default = 128;
 
-// Reflectors per block for the solvers' back-transformations on ExecSpace
-// (ormtr after sytrd, bt_sy2sb): 256 on GPUs, where the gemms of inner size
-// nb run faster the larger nb (keig-bench --suite sy2sb, H200, Z := Q1 Z
-// with n columns: 38.2 / 41.9 TFLOP/s for nb = 128 / 256 at n = 16384,
-// 36.6 / 44.1 at 32768, and 24-25 for nb = 64); ormtr_block_default elsewhere.
+// Reflectors per block for the solvers' back-transformations of m wanted
+// columns on ExecSpace (ormtr after sytrd, bt_sy2sb). GPUs: 512 from m =
+// 2048, where the gemms of inner size nb run faster the larger nb and Z is
+// read and written once per block (keig-bench --suite sy2sb, H200, Z := Q1 Z
+// with n columns, nb = 64 / 128 / 256 / 512: 24.0 / 37.0 / 40.9 / 43.5
+// TFLOP/s at n = 16384, 24.9 / 36.0 / 43.0 / 45.7 at 32768); 256 below, since
+// forming each block's V and T costs O(n^2 nb) whatever m is; hosts
+// ormtr_block_default.
 template <class ExecSpace>
-inline constexpr index_t back_transform_block_v = backends::is_cuda_space_v<ExecSpace> ? 256 : ormtr_block_default;
+index_t back_transform_block(index_t m) {
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) return m >= 2048 ? 512 : 256;
+  (void)m;
+  return ormtr_block_default;
+}
 
 // Workspace of ormtr (elements of T): V block (n x nb), T (nb x nb), V^H Z (nb x m).
 template <class T, class ExecSpace>
