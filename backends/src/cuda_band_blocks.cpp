@@ -44,8 +44,7 @@ constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_s
 // 0.575 (4.47) s with 64 columns, 0.623 (4.82) s with 128 (0.75 s when 8
 // warps did the 128 columns): all 16 warps of a multiprocessor then wait at
 // the same barriers, where two thread blocks overlap one's waits with the
-// other's products. Thread block
-// b owns Z's columns [b Cols, (b + 1) Cols).
+// other's products. Thread block b owns Z's columns [b Cols, (b + 1) Cols).
 template <int Cols>
 __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
@@ -309,7 +308,8 @@ void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t co
     detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                     static_cast<int>(bytes)));
     const unsigned tiles = static_cast<unsigned>((m + cols - 1) / cols);
-    kernel<<<tiles, block_threads(cols), bytes, ctx.space().cuda_stream()>>>(list, count, v, w, static_cast<int>(ldv), z, ldz, n, m);
+    kernel<<<tiles, block_threads(cols), bytes, ctx.space().cuda_stream()>>>(list, count, v, w, static_cast<int>(ldv),
+                                                                             z, ldz, n, m);
     detail::check_cuda("band_blocks_kernel launch", cudaGetLastError());
   };
   if (columns == 64) launch(band_blocks_kernel<64>, 64);
