@@ -28,6 +28,7 @@
 
 #include "keig/backends/blas.hpp"
 #include "keig/backends/cuda.hpp"
+#include "keig/backends/host_simd.hpp"
 #include "keig/stages/sb2st.hpp"
 #include "keig/views/workspace.hpp"
 
@@ -83,86 +84,141 @@ struct ApplyBulgeReflectors {
 // works. Half the passes over the stripe of one reflector at a time.
 // W: 512 bytes of a row (64 doubles); on the 2-core EPYC (AVX-512) 512 beat
 // 128, 256 and 1024 bytes (n = 4000, m = n: 2.9 s against 10.9, 3.4, 3.3 s).
+// Real double goes four sweeps at a time instead of two, through
+// backends::host::apply_reflector_quad (the pair formula generalized, see its
+// header; intrinsics: GCC kept the pair kernel's dot products in stack
+// memory, a load and a store per two FMAs), and the next step's reflectors
+// are prefetched. 2-core Xeon, n = m = 4000: 1.95 -> 1.40-1.49 s; 2000:
+// 0.239 -> 0.164-0.181 s (stripes of 128 columns: 1.49-1.62 s at 4000).
 template <class T, class ExecSpace>
 struct ApplyBulgeReflectorsToStripes {
-  static constexpr int W = 512 / sizeof(T);
+  static constexpr int W = std::is_same_v<T, double> ? backends::host::reflector_stripe_columns : 512 / sizeof(T);
+  // Sweeps applied in one pass over their rows.
+  static constexpr int group = std::is_same_v<T, double> ? 4 : 2;
+  static_assert(group == 2 || W == backends::host::reflector_stripe_columns);
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Buffer = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Matrix<T, ExecSpace> reflectors;
   Matrix<T, ExecSpace> z;
   index_t n, b;
 
-  // The stripe, then v1 and v2 over the pair's b + 1 rows.
-  static size_t scratch_bytes(index_t n, index_t b) { return Buffer::shmem_size(n * W + 2 * (b + 1)); }
+  // The stripe, then the group's vectors over its b + group - 1 rows.
+  static size_t scratch_bytes(index_t n, index_t b) { return Buffer::shmem_size(n * W + group * (b + group - 1)); }
 
   // Step k of sweep s as (first row, length, pointer to tau, v(1..)); length 0: none.
-  KOKKOS_INLINE_FUNCTION index_t step(index_t s, index_t k, const T*& h) const {
+  inline index_t step(index_t s, index_t k, const T*& h) const {
     if (s < 0 || k >= sb2st_steps(n, b, s)) return 0;
     const index_t r0 = s + 1 + k * b;
     h = &reflectors(k * b, n - 1 - s);
     return b < n - r0 ? b : n - r0;
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+  // H(hi, k) H(hi - 1, k) on rows from (hi - 1) + 1 + k b: v2 starts at 0, v1 at 1.
+  inline void apply_pair(index_t hi, index_t k, T* KOKKOS_RESTRICT q, T* KOKKOS_RESTRICT v1) const {
+    const index_t lo = hi - 1;  // -1: no partner
+    T* KOKKOS_RESTRICT v2 = v1 + (b + 1);
+    const T *h1 = nullptr, *h2 = nullptr;
+    const index_t len1 = step(hi, k, h1), len2 = step(lo, k, h2);
+    const T tau1 = len1 > 0 ? h1[0] : T(0), tau2 = len2 > 0 ? h2[0] : T(0);
+    if (tau1 == T(0) && tau2 == T(0)) return;
+    const index_t r2 = lo + 1 + k * b;
+    const index_t rows = len2 > 1 + len1 ? len2 : 1 + len1;
+    T v2v1 = T(0);
+    for (index_t i = 0; i < rows; ++i) {
+      v2[i] = tau2 == T(0) || i >= len2 ? T(0) : (i == 0 ? T(1) : h2[i]);
+      v1[i] = tau1 == T(0) || i == 0 || i > len1 ? T(0) : (i == 1 ? T(1) : h1[i - 1]);
+      v2v1 += conjugate(v2[i]) * v1[i];
+    }
+    T* KOKKOS_RESTRICT row = q + r2 * W;
+    T d1[W], d2[W];
+    for (int j = 0; j < W; ++j) d1[j] = d2[j] = T(0);
+    for (index_t i = 0; i < rows; ++i) {
+      const T a1 = conjugate(v1[i]), a2 = conjugate(v2[i]);
+      for (int j = 0; j < W; ++j) {
+        const T x = row[i * W + j];
+        d1[j] += a1 * x;
+        d2[j] += a2 * x;
+      }
+    }
+    for (int j = 0; j < W; ++j) {
+      d1[j] *= tau1;
+      d2[j] = tau2 * (d2[j] - v2v1 * d1[j]);
+    }
+    for (index_t i = 0; i < rows; ++i) {
+      const T a1 = v1[i], a2 = v2[i];
+      for (int j = 0; j < W; ++j) row[i * W + j] -= a1 * d1[j] + a2 * d2[j];
+    }
+  }
+
+  // H(hi, k) .. H(hi - 3, k) (those >= 0), H(hi, k) first, on rows from
+  // lowest + 1 + k b; sweep lowest + t's vector starts at row t. v: 4 (b + 3).
+  inline void apply_quad(index_t hi, index_t k, T* KOKKOS_RESTRICT q, T* KOKKOS_RESTRICT v) const {
+    const index_t lowest = hi - 3 > 0 ? hi - 3 : 0;
+    T tau[4], gram[16];
+    index_t first[4], end[4], rows = 0;
+    const T* h[4];
+    for (int j = 0; j < 4; ++j) {
+      const index_t s = hi - j;
+      const index_t len = s >= lowest ? step(s, k, h[j]) : 0;
+      tau[j] = len > 0 ? h[j][0] : T(0);
+      first[j] = s - lowest;
+      end[j] = tau[j] == T(0) ? first[j] : first[j] + len;  // no rows: nothing to apply
+      rows = end[j] > rows ? end[j] : rows;
+    }
+    if (rows == 0) return;
+    for (int j = 0; j < 4; ++j) {
+      T* KOKKOS_RESTRICT vj = v + j * rows;
+      for (index_t i = 0; i < rows; ++i) vj[i] = T(0);
+      if (end[j] > first[j]) {
+        vj[first[j]] = T(1);
+        for (index_t i = first[j] + 1; i < end[j]; ++i) vj[i] = h[j][i - first[j]];
+      }
+    }
+    for (int j = 1; j < 4; ++j)
+      for (int i = 0; i < j; ++i) {
+        const index_t r0 = first[i] > first[j] ? first[i] : first[j], r1 = end[i] < end[j] ? end[i] : end[j];
+        T g = T(0);
+        for (index_t r = r0; r < r1; ++r) g += v[j * rows + r] * v[i * rows + r];
+        gram[4 * j + i] = g;
+      }
+    backends::host::apply_reflector_quad(rows, v, tau, gram, q + (lowest + 1 + k * b) * W);
+  }
+
+  inline void operator()(const Team& team) const {
     const index_t m = z.extent(1);
     const index_t c0 = team.league_rank() * W;
     const int cols = static_cast<int>(m - c0 < W ? m - c0 : W);
-    Buffer buffer(team.team_scratch(1), n * W + 2 * (b + 1));
+    Buffer buffer(team.team_scratch(1), n * W + group * (b + group - 1));
     T* KOKKOS_RESTRICT q = buffer.data();
-    T* KOKKOS_RESTRICT v1 = q + n * W;
-    T* KOKKOS_RESTRICT v2 = v1 + (b + 1);
+    T* KOKKOS_RESTRICT v = q + n * W;
     for (int j = 0; j < W; ++j)
       for (index_t r = 0; r < n; ++r) q[r * W + j] = j < cols ? z(r, c0 + j) : T(0);
-    // Pairs of sweeps hi = s + 1 (applied first) and lo = s, hi = n - 2,
-    // n - 4, ..., in blocks of `pairs` pairs that go down the stripe together:
-    // step k of every pair of the block, highest pair first, then step k + 1.
+    // Groups of sweeps hi, hi - 1, .. (hi first), hi = n - 2, n - 2 - group,
+    // ..., in blocks of 16 sweeps that go down the stripe together: step k of
+    // every group of the block, highest group first, then step k + 1.
     // Legal: H(s, k) shares rows only with the higher sweeps' steps k - 1 and
     // k (done by then) and with nothing of their steps k + 1; the block's rows
-    // at one step (b + 2 pairs of them) stay in L1 for all its pairs instead of
-    // being streamed from L2 once per pair. 2 cores, n = m = 4000, b = 32:
-    // 2.25 -> 1.95 s with 8 pairs (4: 2.03, 16: 2.05 s); 0.266 -> 0.239 s
-    // at 2000.
-    constexpr index_t pairs = 8;
-    for (index_t top = n - 2; top >= 0; top -= 2 * pairs) {
-      const index_t bottom = top - 2 * pairs + 1 > 0 ? top - 2 * pairs + 1 : 0;  // the block's lowest sweep
+    // at one step (b + 16 of them) stay in L1 for all its groups instead of
+    // being streamed from L2 once per group. 2 cores, n = m = 4000, b = 32,
+    // pairs: 2.25 -> 1.95 s with 8 pairs (4: 2.03, 16: 2.05 s); 0.266 ->
+    // 0.239 s at 2000.
+    constexpr index_t block = 16;
+    for (index_t top = n - 2; top >= 0; top -= block) {
+      const index_t bottom = top - block + 1 > 0 ? top - block + 1 : 0;  // the block's lowest sweep
       const index_t kmax = sb2st_steps(n, b, bottom);
-      for (index_t k = 0; k < kmax; ++k)
-        for (index_t hi = top; hi >= 0 && hi > top - 2 * pairs; hi -= 2) {
-          const index_t lo = hi - 1;  // -1: no partner
-          if (k >= sb2st_steps(n, b, lo >= 0 ? lo : hi)) continue;
-          const T *h1 = nullptr, *h2 = nullptr;
-          const index_t len1 = step(hi, k, h1), len2 = step(lo, k, h2);
-          const T tau1 = len1 > 0 ? h1[0] : T(0), tau2 = len2 > 0 ? h2[0] : T(0);
-          if (tau1 == T(0) && tau2 == T(0)) continue;
-          // Rows from lo's first row r2 = lo + 1 + k b; v2 starts at 0, v1 at 1.
-          const index_t r2 = lo + 1 + k * b;
-          const index_t rows = len2 > 1 + len1 ? len2 : 1 + len1;
-          T v2v1 = T(0);
-          for (index_t i = 0; i < rows; ++i) {
-            v2[i] = tau2 == T(0) || i >= len2 ? T(0) : (i == 0 ? T(1) : h2[i]);
-            v1[i] = tau1 == T(0) || i == 0 || i > len1 ? T(0) : (i == 1 ? T(1) : h1[i - 1]);
-            v2v1 += conjugate(v2[i]) * v1[i];
-          }
-          T* KOKKOS_RESTRICT row = q + r2 * W;
-          T d1[W], d2[W];
-          for (int j = 0; j < W; ++j) d1[j] = d2[j] = T(0);
-          for (index_t i = 0; i < rows; ++i) {
-            const T a1 = conjugate(v1[i]), a2 = conjugate(v2[i]);
-            for (int j = 0; j < W; ++j) {
-              const T x = row[i * W + j];
-              d1[j] += a1 * x;
-              d2[j] += a2 * x;
-            }
-          }
-          for (int j = 0; j < W; ++j) {
-            d1[j] *= tau1;
-            d2[j] = tau2 * (d2[j] - v2v1 * d1[j]);
-          }
-          for (index_t i = 0; i < rows; ++i) {
-            const T a1 = v1[i], a2 = v2[i];
-            for (int j = 0; j < W; ++j) row[i * W + j] -= a1 * d1[j] + a2 * d2[j];
-          }
+      for (index_t k = 0; k < kmax; ++k) {
+        // The next step's reflectors: 16 columns of the storage, b entries
+        // apart, which the hardware prefetchers miss (n = 4000: 26 % of the
+        // time outside the arithmetic waited on them).
+        if (k + 1 < kmax)
+          for (index_t s = top; s >= bottom; --s) backends::host::prefetch(&reflectors((k + 1) * b, n - 1 - s), b * sizeof(T));
+        for (index_t hi = top; hi >= bottom; hi -= group) {
+          const index_t low = hi - group + 1 > 0 ? hi - group + 1 : 0;
+          if (k >= sb2st_steps(n, b, low)) continue;
+          if constexpr (group == 4) apply_quad(hi, k, q, v);
+          else apply_pair(hi, k, q, v);
         }
+      }
     }
     for (int j = 0; j < cols; ++j)
       for (index_t r = 0; r < n; ++r) z(r, c0 + j) = q[r * W + j];

@@ -1,0 +1,43 @@
+// Host SIMD kernels: inner loops that the compiler does not keep in vector
+// registers on its own, written with the CPU's intrinsics in
+// backends/src/host_simd.cpp (AVX-512 where libkeig is built for it, plain
+// loops otherwise). Declared for the scalar types that have a kernel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace keig::backends::host {
+
+using index_t = std::int64_t;
+
+// Columns of the row-major stripes that apply_reflector_quad works on.
+inline constexpr int reflector_stripe_columns = 64;
+
+// q := H_3 H_2 H_1 H_0 q for a rows x 64 block q of a row-major stripe
+// (64 doubles a row, rows consecutive), H_j = I - tau_j v_j v_j^T, H_0
+// applied first. v holds the four vectors one after another (v_j at
+// v + j * rows, zero outside the reflector's rows); gram[4 j + i] = v_j^T v_i
+// for i < j. With d_j = tau_j (v_j^T q - sum_{i<j} gram(j, i) d_i), the
+// product is q - sum_j v_j d_j: one pass forms the four dot products, one
+// applies them (stages/bt_sb2st's host kernel, ELPA's multi-Householder
+// kernels, seed 004 §1).
+void apply_reflector_quad(index_t rows, const double* v, const double* tau, const double* gram, double* q);
+
+// Asks the caches for [p, p + bytes) ahead of its use (a hint, no effect on
+// results): loops that jump between many short streams, which the hardware
+// prefetchers do not follow.
+inline void prefetch(const void* p, std::size_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+  const char* c = static_cast<const char*>(p);
+  for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+// True where apply_reflector_quad runs on vector registers (AVX-512 build).
+bool reflector_quad_vectorized();
+
+}  // namespace keig::backends::host
