@@ -10,6 +10,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <type_traits>
 
 #include "keig/backends/context.hpp"
 #include "keig/backends/tridiagonal.hpp"
@@ -115,20 +116,38 @@ index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends
       if (range.kind != Range::Kind::All) return device_bisection_inverse_iteration<T>(ctx, range, d, e, w, z);
     }
   }
-  const index_t columns = job == backends::Job::Vectors ? (range.kind == Range::Kind::Index ? range.iu - range.il + 1 : n) : 0;
+  const bool vectors = job == backends::Job::Vectors;
+  const index_t columns = vectors ? (range.kind == Range::Kind::Index ? range.iu - range.il + 1 : n) : 0;
+  // Host-readable real Z without padding: the solver writes it in place (on
+  // 2 cores at n = 4000 the n x n buffer, its copy and the conversion cost
+  // about 0.1 s of a 1 s stage).
+  constexpr bool host_readable = !is_device_space_v<ExecSpace>;
+  constexpr bool in_place_type = host_readable && std::is_same_v<T, R>;
+  const bool in_place = in_place_type && vectors && leading_dimension(z) == n;
   HostVector<R> dh("keig::tridiagonal::d", n), eh("keig::tridiagonal::e", n > 0 ? n - 1 : 0),
       wh("keig::tridiagonal::w", n);
-  HostMatrix<R> zh("keig::tridiagonal::Z", job == backends::Job::Vectors ? n : 0, columns);
+  HostMatrix<R> zh;
+  if (in_place) {
+    if constexpr (in_place_type) zh = HostMatrix<R>(z.data(), n, z.extent(1));
+  } else {
+    zh = HostMatrix<R>(Kokkos::view_alloc("keig::tridiagonal::Z", Kokkos::WithoutInitializing), vectors ? n : 0,
+                       columns);
+  }
   Kokkos::deep_copy(space, dh, Kokkos::subview(d, std::make_pair(index_t(0), n)));
   if (n > 1) Kokkos::deep_copy(space, eh, Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
   space.fence();
   const index_t m = backends::tridiagonal_eigensolver<R>(job, range, solver, dh, eh, wh, zh);
   Kokkos::deep_copy(space, Kokkos::subview(w, std::make_pair(index_t(0), m)), Kokkos::subview(wh, std::make_pair(index_t(0), m)));
-  if (job == backends::Job::Vectors && m > 0) {
-    // Real eigenvectors to the execution space, then into Z as T.
-    auto zr = allocate_matrix<R>(space, "keig::tridiagonal::Z_device", n, m);
-    Kokkos::deep_copy(space, zr, Kokkos::subview(zh, Kokkos::ALL(), std::make_pair(index_t(0), m)));
-    real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), keig::columns(z, 0, m));
+  if (vectors && m > 0 && !in_place) {
+    // Real eigenvectors into Z as T: straight from the host buffer where the
+    // space reads host memory, through a device copy otherwise.
+    if constexpr (host_readable) {
+      real_to_scalar<T>(space, Matrix<R, ExecSpace>(zh.data(), n, m), keig::columns(z, 0, m));
+    } else {
+      auto zr = allocate_matrix<R>(space, "keig::tridiagonal::Z_device", n, m);
+      Kokkos::deep_copy(space, zr, Kokkos::subview(zh, Kokkos::ALL(), std::make_pair(index_t(0), m)));
+      real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), keig::columns(z, 0, m));
+    }
   }
   // The host buffers must outlive the asynchronous copies.
   space.fence();
