@@ -14,8 +14,30 @@ namespace keig::backends::host {
 // and a row costs 4 loads and 16 FMAs in the dot pass, 4 loads, 16 FMAs and
 // 4 stores in the update (GCC's own code kept the sums in memory: a load and
 // a store per FMA pair).
-void apply_reflector_quad(index_t rows, const double* v, const double* tau, const double* gram, double* q) {
+void apply_reflector_quad(index_t rows, const double* v, const double* tau, double* q) {
   constexpr int ld = reflector_stripe_columns;
+  // gram[4 j + i] = v_j^T v_i (i < j), 8 rows at a time.
+  double gram[16];
+  {
+    __m512d g10 = _mm512_setzero_pd(), g20 = g10, g21 = g10, g30 = g10, g31 = g10, g32 = g10;
+    for (index_t i = 0; i < rows; i += 8) {
+      const __mmask8 m = rows - i >= 8 ? __mmask8(0xff) : __mmask8((1u << (rows - i)) - 1);
+      const __m512d a0 = _mm512_maskz_loadu_pd(m, v + i), a1 = _mm512_maskz_loadu_pd(m, v + rows + i);
+      const __m512d a2 = _mm512_maskz_loadu_pd(m, v + 2 * rows + i), a3 = _mm512_maskz_loadu_pd(m, v + 3 * rows + i);
+      g10 = _mm512_fmadd_pd(a1, a0, g10);
+      g20 = _mm512_fmadd_pd(a2, a0, g20);
+      g21 = _mm512_fmadd_pd(a2, a1, g21);
+      g30 = _mm512_fmadd_pd(a3, a0, g30);
+      g31 = _mm512_fmadd_pd(a3, a1, g31);
+      g32 = _mm512_fmadd_pd(a3, a2, g32);
+    }
+    gram[4] = _mm512_reduce_add_pd(g10);
+    gram[8] = _mm512_reduce_add_pd(g20);
+    gram[9] = _mm512_reduce_add_pd(g21);
+    gram[12] = _mm512_reduce_add_pd(g30);
+    gram[13] = _mm512_reduce_add_pd(g31);
+    gram[14] = _mm512_reduce_add_pd(g32);
+  }
   const double* v0 = v;
   const double* v1 = v + rows;
   const double* v2 = v + 2 * rows;
@@ -77,8 +99,15 @@ bool reflector_quad_vectorized() { return true; }
 
 #else
 
-void apply_reflector_quad(index_t rows, const double* v, const double* tau, const double* gram, double* q) {
+void apply_reflector_quad(index_t rows, const double* v, const double* tau, double* q) {
   constexpr int ld = reflector_stripe_columns;
+  double gram[16];
+  for (int j = 1; j < 4; ++j)
+    for (int i = 0; i < j; ++i) {
+      double g = 0.0;
+      for (index_t r = 0; r < rows; ++r) g += v[j * rows + r] * v[i * rows + r];
+      gram[4 * j + i] = g;
+    }
   double d[4][ld];
   for (int j = 0; j < 4; ++j)
     for (int c = 0; c < ld; ++c) d[j][c] = 0.0;

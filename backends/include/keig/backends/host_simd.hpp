@@ -17,12 +17,12 @@ inline constexpr int reflector_stripe_columns = 64;
 // q := H_3 H_2 H_1 H_0 q for a rows x 64 block q of a row-major stripe
 // (64 doubles a row, rows consecutive), H_j = I - tau_j v_j v_j^T, H_0
 // applied first. v holds the four vectors one after another (v_j at
-// v + j * rows, zero outside the reflector's rows); gram[4 j + i] = v_j^T v_i
-// for i < j. With d_j = tau_j (v_j^T q - sum_{i<j} gram(j, i) d_i), the
-// product is q - sum_j v_j d_j: one pass forms the four dot products, one
-// applies them (stages/bt_sb2st's host kernel, ELPA's multi-Householder
-// kernels, seed 004 §1).
-void apply_reflector_quad(index_t rows, const double* v, const double* tau, const double* gram, double* q);
+// v + j * rows, zero outside the reflector's rows). With
+// d_j = tau_j (v_j^T q - sum_{i<j} (v_j^T v_i) d_i), the product is
+// q - sum_j v_j d_j: one pass forms the four dot products, one applies them
+// (stages/bt_sb2st's host kernel, ELPA's multi-Householder kernels, seed 004
+// §1).
+void apply_reflector_quad(index_t rows, const double* v, const double* tau, double* q);
 
 // Asks the caches for [p, p + bytes) ahead of its use (a hint, no effect on
 // results): loops that jump between many short streams, which the hardware

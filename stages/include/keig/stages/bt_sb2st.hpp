@@ -152,36 +152,40 @@ struct ApplyBulgeReflectorsToStripes {
 
   // H(hi, k) .. H(hi - 3, k) (those >= 0), H(hi, k) first, on rows from
   // lowest + 1 + k b; sweep lowest + t's vector starts at row t. v: 4 (b + 3).
+  // Sweep s has step k when s <= n - 2 - k b (sb2st_steps without its
+  // division: the setup runs once per group, step and stripe).
   inline void apply_quad(index_t hi, index_t k, T* KOKKOS_RESTRICT q, T* KOKKOS_RESTRICT v) const {
     const index_t lowest = hi - 3 > 0 ? hi - 3 : 0;
-    T tau[4], gram[16];
+    const index_t last_sweep = n - 2 - k * b;  // the highest sweep with step k
+    const index_t row0 = lowest + 1 + k * b;
+    T tau[4];
     index_t first[4], end[4], rows = 0;
     const T* h[4];
     for (int j = 0; j < 4; ++j) {
-      const index_t s = hi - j;
-      const index_t len = s >= lowest ? step(s, k, h[j]) : 0;
-      tau[j] = len > 0 ? h[j][0] : T(0);
-      first[j] = s - lowest;
-      end[j] = tau[j] == T(0) ? first[j] : first[j] + len;  // no rows: nothing to apply
+      const index_t s = hi - j, t = s >= lowest ? s - lowest : 0;  // below sweep 0: an empty vector
+      first[j] = end[j] = t;
+      tau[j] = T(0);
+      h[j] = nullptr;
+      if (s < lowest || s > last_sweep) continue;
+      h[j] = &reflectors(k * b, n - 1 - s);
+      tau[j] = h[j][0];
+      if (tau[j] == T(0)) continue;  // H = I
+      const index_t len = b < n - row0 - t ? b : n - row0 - t;
+      end[j] = t + len;
       rows = end[j] > rows ? end[j] : rows;
     }
     if (rows == 0) return;
     for (int j = 0; j < 4; ++j) {
       T* KOKKOS_RESTRICT vj = v + j * rows;
-      for (index_t i = 0; i < rows; ++i) vj[i] = T(0);
+      for (index_t i = 0; i < first[j]; ++i) vj[i] = T(0);
       if (end[j] > first[j]) {
         vj[first[j]] = T(1);
-        for (index_t i = first[j] + 1; i < end[j]; ++i) vj[i] = h[j][i - first[j]];
+        const T* hj = h[j] - first[j];
+        for (index_t i = first[j] + 1; i < end[j]; ++i) vj[i] = hj[i];
       }
+      for (index_t i = end[j] > first[j] ? end[j] : first[j]; i < rows; ++i) vj[i] = T(0);
     }
-    for (int j = 1; j < 4; ++j)
-      for (int i = 0; i < j; ++i) {
-        const index_t r0 = first[i] > first[j] ? first[i] : first[j], r1 = end[i] < end[j] ? end[i] : end[j];
-        T g = T(0);
-        for (index_t r = r0; r < r1; ++r) g += v[j * rows + r] * v[i * rows + r];
-        gram[4 * j + i] = g;
-      }
-    backends::host::apply_reflector_quad(rows, v, tau, gram, q + (lowest + 1 + k * b) * W);
+    backends::host::apply_reflector_quad(rows, v, tau, q + row0 * W);
   }
 
   inline void operator()(const Team& team) const {
@@ -214,7 +218,7 @@ struct ApplyBulgeReflectorsToStripes {
           for (index_t s = top; s >= bottom; --s) backends::host::prefetch(&reflectors((k + 1) * b, n - 1 - s), b * sizeof(T));
         for (index_t hi = top; hi >= bottom; hi -= group) {
           const index_t low = hi - group + 1 > 0 ? hi - group + 1 : 0;
-          if (k >= sb2st_steps(n, b, low)) continue;
+          if (low > n - 2 - k * b) continue;  // no sweep of the group has step k
           if constexpr (group == 4) apply_quad(hi, k, q, v);
           else apply_pair(hi, k, q, v);
         }
