@@ -282,7 +282,7 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   const bool device_bisection = device && !problem.vectors &&
                                 (bisection || options.tridiagonal_solver == TridiagonalSolver::Auto);
   const bool device_inverse_iteration = device && problem.vectors && bisection && options.range.kind != Range::Kind::All;
-  const std::string tridiagonal_name = dc ? (device && problem.vectors ? "keig stedc (device merges)" : "stedc")
+  const std::string tridiagonal_name = dc ? (problem.vectors ? (device ? "keig stedc (device merges)" : "keig stedc") : "stedc")
                                        : device_bisection         ? "keig bisection"
                                        : device_inverse_iteration ? "keig bisection + inverse iteration"
                                        : bisection                ? "stebz+stein"

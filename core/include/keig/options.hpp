@@ -18,11 +18,12 @@ enum class Method {
 enum class Uplo { Lower, Upper };
 
 enum class TridiagonalSolver {
-  // Auto: all pairs with vectors by divide and conquer, subsets with vectors
-  // by bisection + inverse iteration (orthogonal within clusters), eigenvalues
-  // only by MRRR's dqds; on GPUs keig's stedc and bisection where they apply.
+  // Auto: all pairs with vectors by divide and conquer (keig's stedc on
+  // every space), subsets with vectors by bisection + inverse iteration
+  // (orthogonal within clusters), eigenvalues only by MRRR's dqds; on GPUs
+  // keig's bisection where it applies.
   Auto,
-  DivideAndConquer,           // ?stedc
+  DivideAndConquer,           // keig's stedc with vectors, ?stedc for eigenvalues only
   BisectionInverseIteration,  // ?stebz + ?stein
   MRRR,                       // ?stemr
 };
