@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 namespace keig::backends::host {
 
@@ -34,6 +35,22 @@ inline void prefetch(const void* p, std::size_t bytes) {
 #else
   (void)p;
   (void)bytes;
+#endif
+}
+
+// Iteration `spins` of a spin-wait loop: first tells the core that it
+// waits (x86 pause, Arm yield), so a waiting thread does not starve its
+// sibling; after a while gives the core away, so a thread that waits on one
+// the scheduler has set aside (more threads than cores) lets it run.
+inline void spin_wait(int spins) {
+  if (spins >= 2000) {
+    std::this_thread::yield();
+    return;
+  }
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+  __builtin_ia32_pause();
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+  __asm__ __volatile__("yield");
 #endif
 }
 

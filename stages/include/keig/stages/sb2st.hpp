@@ -34,6 +34,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "keig/backends/device_sync.hpp"
+#include "keig/backends/host_simd.hpp"
 #include "keig/backends/warp.hpp"
 #include "keig/stages/sytrd.hpp"
 #include "keig/views/matrix.hpp"
@@ -45,11 +46,12 @@ namespace keig::stages {
 // b = 32, 16 up to b = 64) owns a 4 x 4 tile of the bulge block and of the
 // diagonal block in registers, so a task is one round trip to memory plus
 // team reductions (GPUs, b <= 64).
-// Global and Tiled launch one kernel per wave (2n launches). Persistent: the
-// Tiled task in one launch of at most one team per multiprocessor, each team
-// chasing every P-th sweep and waiting on its predecessor's progress counter
-// instead of a launch boundary. Auto: Persistent where the tiled task is
-// available, else Global.
+// Global and Tiled launch one kernel per wave (2n launches). Persistent: on
+// GPUs the Tiled task in one launch of at most one team per multiprocessor,
+// each team chasing every P-th sweep and waiting on its predecessor's
+// progress counter instead of a launch boundary; on hosts the Global task in
+// one parallel region the same way (BulgeChaseHostPipeline). Auto:
+// Persistent where its task is available, else Global.
 enum class Sb2stKernel { Auto, Global, Tiled, Persistent };
 
 // Rows of the band storage sb2st works in: the band and the bulges.
@@ -177,8 +179,15 @@ struct BulgeChase {
     const index_t s = s_hi - team.league_rank();
     const index_t k = t - 2 * s;
     if (k < 0 || k >= sb2st_steps(n, b, s)) return;  // uniform over the team
-    T* slot = ring.data() + (s % slots) * (b + 1);
     Scratch v(team.team_scratch(0), b), w(team.team_scratch(0), b), vp(team.team_scratch(0), b);
+    task(team, s, k, v, w, vp);
+  }
+
+  // v, w, vp: b entries of team scratch each (a team's scratch is a bump
+  // allocator, so callers that run many tasks take them once).
+  KOKKOS_INLINE_FUNCTION void task(const Team& team, const index_t s, const index_t k, const Scratch& v,
+                                   const Scratch& w, const Scratch& vp) const {
+    T* slot = ring.data() + (s % slots) * (b + 1);
     index_t q, L;  // the new reflector acts on rows [q, q+L)
     T tau;
     R beta;
@@ -239,6 +248,44 @@ struct BulgeChase {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, L), [&](const index_t i) {
         store(row + i, col) = i == 0 ? tau : v(i);
       });
+    }
+  }
+};
+
+// Hosts: the whole chase in one parallel region. Each team (one thread)
+// claims the next sweep from a shared counter and runs its steps in order,
+// step k once sweep s - 1 has finished step k + 1 (its progress counter):
+// the dependency of the wave schedule without a fork and join per wave (2n
+// of them) and without threads idling at a wave's end. A claimed sweep is
+// always being run, so any number of teams and any schedule make progress;
+// at most `slots` sweeps are in flight (their ring slots). The same tasks as
+// the waves, so the same results bit for bit. 2 cores, b = 32, n = 1000 /
+// 2000 / 3000 / 4000: 0.016 / 0.063-0.066 / 0.149 / 0.248-0.250 s against
+// 0.018 / 0.067-0.069 / 0.154 / 0.257 s wave by wave (the task itself, about
+// 2 us, is the cost).
+template <class T, class ExecSpace>
+struct BulgeChaseHostPipeline {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  BulgeChase<T, ExecSpace> chase;
+  int* progress;  // steps finished per sweep; progress[n - 1]: the next sweep to claim
+
+  void operator()(const Team& team) const {
+    using Scratch = typename BulgeChase<T, ExecSpace>::Scratch;
+    const index_t n = chase.n, b = chase.b;
+    const Scratch v(team.team_scratch(0), b), w(team.team_scratch(0), b), vp(team.team_scratch(0), b);
+    for (;;) {
+      const index_t s = __atomic_fetch_add(&progress[n - 1], 1, __ATOMIC_RELAXED);
+      if (s > n - 2) return;
+      const index_t steps = sb2st_steps(n, b, s), before = s > 0 ? sb2st_steps(n, b, s - 1) : 0;
+      for (index_t k = 0; k < steps; ++k) {
+        if (s > 0) {
+          const int need = static_cast<int>(k + 2 < before ? k + 2 : before);
+          for (int spins = 0; __atomic_load_n(&progress[s - 1], __ATOMIC_ACQUIRE) < need; ++spins)
+            backends::host::spin_wait(spins);
+        }
+        chase.task(team, s, k, v, w, vp);
+        __atomic_store_n(&progress[s], static_cast<int>(k + 1), __ATOMIC_RELEASE);
+      }
     }
   }
 };
@@ -583,22 +630,42 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
     throw InvalidArgument("work", "sb2st: needs sb2st_workspace_size(n, b) entries");
   if (n == 0) return;
   if (n > 1) {
-    // The tiled task on GPUs (persistent by default); the in-place task
-    // where the tiles do not fit (bands wider than 64 on sm_90) and on hosts.
-    bool tiled = false;
+    // GPUs: the tiled task (persistent by default), the in-place task where
+    // the tiles do not fit (bands wider than 64 on sm_90) or with Global.
+    // Hosts: the in-place task, in one pipelined region (Auto, Persistent)
+    // or wave by wave (Global).
+    bool done = false;
     if constexpr (backends::is_cuda_space_v<ExecSpace>) {
       if (kernel != Sb2stKernel::Global) {
         const bool persistent = kernel != Sb2stKernel::Tiled;
         const index_t g = detail::sb2st_tile_grid(b);
-        if (g == 8) tiled = detail::chase_tiled<8>(space, b, ab, e, reflectors, work, persistent);
-        if (g == 16) tiled = detail::chase_tiled<16>(space, b, ab, e, reflectors, work, persistent);
+        if (g == 8) done = detail::chase_tiled<8>(space, b, ab, e, reflectors, work, persistent);
+        if (g == 16) done = detail::chase_tiled<16>(space, b, ab, e, reflectors, work, persistent);
+      }
+      if (!done && (kernel == Sb2stKernel::Tiled || kernel == Sb2stKernel::Persistent))
+        throw InvalidArgument("kernel", "sb2st: the tiled and persistent kernels need a team of "
+                                        "sb2st_tile_grid(b)^2 threads that the device can launch (b <= 64); b = " +
+                                            std::to_string(b));
+    } else {
+      if (kernel == Sb2stKernel::Tiled)
+        throw InvalidArgument("kernel", "sb2st: the tiled kernel runs on GPU execution spaces");
+      if (kernel != Sb2stKernel::Global) {
+        using Pipeline = detail::BulgeChaseHostPipeline<T, ExecSpace>;
+        const index_t slots = sb2st_ring_slots(n, b);
+        int* const progress = reinterpret_cast<int*>(work.data() + slots * (b + 1));
+        Kokkos::parallel_for(
+            "keig::sb2st::zero_progress", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+            KOKKOS_LAMBDA(const index_t i) { progress[i] = 0; });
+        const index_t teams = std::min<index_t>(std::min<index_t>(space.concurrency(), slots), n - 1);
+        Kokkos::parallel_for(
+            "keig::sb2st::pipeline",
+            Kokkos::TeamPolicy<ExecSpace>(space, teams, 1)
+                .set_scratch_size(0, Kokkos::PerTeam(detail::BulgeChase<T, ExecSpace>::scratch_bytes(b))),
+            Pipeline{{ab, e, reflectors, work, n, b, 0, 0, slots}, progress});
+        done = true;
       }
     }
-    if (!tiled && (kernel == Sb2stKernel::Tiled || kernel == Sb2stKernel::Persistent))
-      throw InvalidArgument("kernel", "sb2st: the tiled and persistent kernels run on GPU execution spaces with a "
-                                      "team of sb2st_tile_grid(b)^2 threads that the device can launch (b <= 64); "
-                                      "b = " + std::to_string(b));
-    if (!tiled) {
+    if (!done) {
       using Global = detail::BulgeChase<T, ExecSpace>;
       Global global{ab, e, reflectors, work, n, b, 0, 0, sb2st_ring_slots(n, b)};
       const index_t team = backends::is_cuda_space_v<ExecSpace> ? (b < 32 ? 32 : (b > 128 ? 128 : b)) : 1;
