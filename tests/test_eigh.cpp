@@ -191,26 +191,34 @@ TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
 
 // Method::Auto runs the method measured fastest for the backend and job:
 // the vendor below the crossovers; on hosts keig's two-stage pipeline for
-// eigenvalues only from n = 1500 (LAPACK keeps the vectors), on GPUs from
-// n = 8192 (not built here: a 512 MB matrix per scalar type).
+// eigenvalues only from n = 1500 and for subsets of vectors from 2000, its
+// one-stage pipeline for all vectors from 1000; on GPUs from n = 8192 (not
+// built here: a 512 MB matrix per scalar type).
 TEST(EighAuto, RunsTheMeasuredMethod) {
   using T = double;
-  const auto method_of = [](index_t n, bool vectors) {
+  const auto method_of = [](index_t n, bool vectors, index_t wanted) {
     const auto problem = generate<T>(MatrixKind::Random, n, 2);
     auto a = to_space(problem.a);
     SpaceVector<T> w("w", n);
-    SpaceMatrix<T> z("Z", vectors ? n : 0, vectors ? n : 0);
-    const Result r = vectors ? eigh(Space(), a, w, z) : eigvalsh(Space(), a, w);
-    EXPECT_EQ(r.eigenvalues_found, n);
+    SpaceMatrix<T> z("Z", vectors ? n : 0, vectors ? wanted : 0);
+    Options options;
+    if (wanted < n) options.range = Range::index(0, wanted - 1);
+    const Result r = vectors ? eigh(Space(), a, w, z, options) : eigvalsh(Space(), a, w, options);
+    EXPECT_EQ(r.eigenvalues_found, wanted);
     return r.method;
   };
   const auto starts_with = [](const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; };
-  EXPECT_TRUE(starts_with(method_of(200, false), "vendor")) << method_of(200, false);
-  EXPECT_TRUE(starts_with(method_of(200, true), "vendor")) << method_of(200, true);
+  for (const bool vectors : {false, true}) {
+    const std::string small = method_of(200, vectors, 200);
+    EXPECT_TRUE(starts_with(small, "vendor")) << small;
+  }
   if (!backends::is_cuda_space_v<Space>) {
-    const std::string values = method_of(1500, false), vectors = method_of(1500, true);
+    const std::string values = method_of(1500, false, 1500), vectors = method_of(1500, true, 1500);
+    const std::string subset = method_of(2000, true, 20), small_subset = method_of(1500, true, 15);
     EXPECT_TRUE(starts_with(values, "two-stage")) << values;
-    EXPECT_TRUE(starts_with(vectors, "vendor")) << vectors;
+    EXPECT_TRUE(starts_with(vectors, "one-stage")) << vectors;
+    EXPECT_TRUE(starts_with(subset, "two-stage")) << subset;
+    EXPECT_TRUE(starts_with(small_subset, "vendor")) << small_subset;
   }
 }
 

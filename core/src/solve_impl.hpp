@@ -326,18 +326,25 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
 // Method::Auto: the fastest method measured for this backend and problem
 // (keig-bench, README "Status"); a pre-factored B needs keig's own pipeline.
 inline constexpr index_t host_two_stage_values_from = 1500;
+inline constexpr index_t host_one_stage_vectors_from = 1000;
+inline constexpr index_t host_two_stage_subsets_from = 2000;
 template <class ExecSpace>
 Method choose_method(index_t n, Problem problem, const Options& options) {
   if (problem.generalized && options.b_factored) return Method::TwoStage;
-  // Hosts (2-core Xeon with AVX-512, OpenBLAS's OpenMP build): eigenvalues
-  // only, two-stage against LAPACK dsyevd 0.81x at n = 1000, 1.31x at 1500,
-  // 1.43x at 2000, 1.6-1.8x at 3000-4000; with vectors neither keig
-  // pipeline is clearly ahead of dsyevd (one-stage 1.02x / 1.10x, two-stage
-  // 0.77x / 0.88x at 2000 / 4000), so LAPACK keeps them, as it keeps
-  // generalized pairs.
-  if (!stages::is_device_space_v<ExecSpace>)
-    return !problem.generalized && !problem.vectors && n >= host_two_stage_values_from ? Method::TwoStage
-                                                                                         : Method::Vendor;
+  // Hosts (2-core Xeon with AVX-512, OpenBLAS's OpenMP build), against
+  // LAPACK in the same run. Eigenvalues only: two-stage 0.81x of dsyevd at
+  // n = 1000, 1.31x at 1500, 1.4-1.8x at 2000-4000; generalized 1.00x of
+  // dsygvd at 1000, 2.0-2.6x at 2000-4000. All vectors: one-stage 1.03x of
+  // dsyevd at 500, 1.11-1.23x at 1000-4000 (two-stage 0.90-0.96x at 1000,
+  // 1.02-1.14x at 2000-4000); generalized one-stage 1.10-1.16x of dsygvd at
+  // 1000-4000. The 1 % smallest pairs: two-stage 0.71x of dsyevr at 1000,
+  // 1.39x at 2000, 1.73x at 4000; generalized 0.80x / 1.20x / 1.44x of
+  // dsygvx at 1000 / 2000 / 4000.
+  if (!stages::is_device_space_v<ExecSpace>) {
+    if (!problem.vectors) return n >= host_two_stage_values_from ? Method::TwoStage : Method::Vendor;
+    if (options.range.kind == Range::Kind::All) return n >= host_one_stage_vectors_from ? Method::OneStage : Method::Vendor;
+    return n >= host_two_stage_subsets_from ? Method::TwoStage : Method::Vendor;
+  }
   // Crossovers measured with keig-bench on the H200 (two-stage against
   // cuSOLVER, same run). Standard: eigenvalues only 0.85x at n = 4096, 2.4x
   // at 8192, 5.2x at 16384; all vectors 0.49x at 4096, 1.17x at 8192, 1.6x
