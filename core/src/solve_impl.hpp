@@ -346,16 +346,25 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
     return n >= host_two_stage_subsets_from ? Method::TwoStage : Method::Vendor;
   }
   // Crossovers measured with keig-bench on the H200 (two-stage against
-  // cuSOLVER, same run). Standard: eigenvalues only 0.85x at n = 4096, 2.4x
-  // at 8192, 5.2x at 16384; all vectors 0.49x at 4096, 1.17x at 8192, 1.6x
-  // at 16384; the 1 % smallest pairs (keig's device inverse iteration against
-  // Xsyevdx) 1.9x at 8192, 4.1x at 16384, 7.4x at 32768.
-  if (!problem.generalized) return n >= 8192 ? Method::TwoStage : Method::Vendor;
+  // cuSOLVER, same run, --runs 2; 2026-11-22, third stop). Standard,
+  // eigenvalues only: 0.83x at n = 2048, 1.06x at 2560, 1.25x at 3072,
+  // 1.74x at 4096, 2.5-3.1x at 5120-6144; all vectors 0.81x at 4096, 1.04x
+  // at 5120 and 5632, 1.24x at 6144, 1.49x at 8192; the 1 % smallest pairs
+  // (keig's device inverse iteration against Xsyevdx) 0.89x at 4096, 1.29x
+  // at 5120, 1.47-1.64x at 5632-6144.
+  if (!problem.generalized) {
+    if (!problem.vectors) return n >= 3072 ? Method::TwoStage : Method::Vendor;
+    if (options.range.kind == Range::Kind::All) return n >= 6144 ? Method::TwoStage : Method::Vendor;
+    return n >= 5120 ? Method::TwoStage : Method::Vendor;
+  }
   // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx: eigenvalues only
-  // 2.05x at n = 10884, 3.1x at 20694; all vectors 1.13x / 1.38x; the 1 %
-  // smallest 1.77x / 2.90x. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse
-  // the size.
-  return n >= 10000 ? Method::TwoStage : Method::Vendor;
+  // 1.08x at n = 3000, 1.42x at 4000, 1.9-2.7x at 4998-7000; all vectors
+  // 0.98x at 4998, 1.07x at 5500, 0.96x at 6000, 1.34x at 7000, 1.57x at
+  // 10884; the 1 % smallest 0.82x at 4000, 1.13x at 4998, 1.28-1.67x at
+  // 5500-7000. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse the size.
+  if (!problem.vectors) return n >= 4000 ? Method::TwoStage : Method::Vendor;
+  if (options.range.kind == Range::Kind::All) return n >= 7000 ? Method::TwoStage : Method::Vendor;
+  return n >= 4998 ? Method::TwoStage : Method::Vendor;
 }
 
 template <class T, class ExecSpace>
