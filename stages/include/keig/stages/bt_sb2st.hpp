@@ -93,17 +93,24 @@ struct ApplyBulgeReflectors {
 template <class T, class ExecSpace>
 struct ApplyBulgeReflectorsToStripes {
   static constexpr int W = std::is_same_v<T, double> ? backends::host::reflector_stripe_columns : 512 / sizeof(T);
-  // Sweeps applied in one pass over their rows.
-  static constexpr int group = std::is_same_v<T, double> ? 4 : 2;
-  static_assert(group == 2 || W == backends::host::reflector_stripe_columns);
+  // Sweeps applied in one pass over their rows: four where the quad kernel
+  // runs on vector registers, else two (its plain-loop build, in libraries
+  // built without AVX-512, took 1.7x the pair kernel's time).
+  static constexpr bool quad_type = std::is_same_v<T, double>;
+  static constexpr int max_group = quad_type ? 4 : 2;
+  static_assert(!quad_type || W == backends::host::reflector_stripe_columns);
+  static int group() { return quad_type && backends::host::reflector_quad_vectorized() ? 4 : 2; }
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Buffer = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Matrix<T, ExecSpace> reflectors;
   Matrix<T, ExecSpace> z;
   index_t n, b;
+  int sweeps = group();  // a pass's group
 
-  // The stripe, then the group's vectors over its b + group - 1 rows.
-  static size_t scratch_bytes(index_t n, index_t b) { return Buffer::shmem_size(n * W + group * (b + group - 1)); }
+  // The stripe, then a group's vectors over its b + group - 1 rows.
+  static size_t scratch_bytes(index_t n, index_t b) {
+    return Buffer::shmem_size(n * W + max_group * (b + max_group - 1));
+  }
 
   // Step k of sweep s as (first row, length, pointer to tau, v(1..)); length 0: none.
   inline index_t step(index_t s, index_t k, const T*& h) const {
@@ -192,12 +199,12 @@ struct ApplyBulgeReflectorsToStripes {
     const index_t m = z.extent(1);
     const index_t c0 = team.league_rank() * W;
     const int cols = static_cast<int>(m - c0 < W ? m - c0 : W);
-    Buffer buffer(team.team_scratch(1), n * W + group * (b + group - 1));
+    Buffer buffer(team.team_scratch(1), n * W + max_group * (b + max_group - 1));
     T* KOKKOS_RESTRICT q = buffer.data();
     T* KOKKOS_RESTRICT v = q + n * W;
     for (int j = 0; j < W; ++j)
       for (index_t r = 0; r < n; ++r) q[r * W + j] = j < cols ? z(r, c0 + j) : T(0);
-    // Groups of sweeps hi, hi - 1, .. (hi first), hi = n - 2, n - 2 - group,
+    // Groups of sweeps hi, hi - 1, .. (hi first), hi = n - 2, n - 2 - sweeps,
     // ..., in blocks of 16 sweeps that go down the stripe together: step k of
     // every group of the block, highest group first, then step k + 1.
     // Legal: H(s, k) shares rows only with the higher sweeps' steps k - 1 and
@@ -216,11 +223,16 @@ struct ApplyBulgeReflectorsToStripes {
         // time outside the arithmetic waited on them).
         if (k + 1 < kmax)
           for (index_t s = top; s >= bottom; --s) backends::host::prefetch(&reflectors((k + 1) * b, n - 1 - s), b * sizeof(T));
-        for (index_t hi = top; hi >= bottom; hi -= group) {
-          const index_t low = hi - group + 1 > 0 ? hi - group + 1 : 0;
+        for (index_t hi = top; hi >= bottom; hi -= sweeps) {
+          const index_t low = hi - sweeps + 1 > 0 ? hi - sweeps + 1 : 0;
           if (low > n - 2 - k * b) continue;  // no sweep of the group has step k
-          if constexpr (group == 4) apply_quad(hi, k, q, v);
-          else apply_pair(hi, k, q, v);
+          if constexpr (quad_type) {
+            if (sweeps == 4) {
+              apply_quad(hi, k, q, v);
+              continue;
+            }
+          }
+          apply_pair(hi, k, q, v);
         }
       }
     }
