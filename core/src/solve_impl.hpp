@@ -328,7 +328,7 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
 inline constexpr index_t host_two_stage_values_from = 1500;
 inline constexpr index_t host_one_stage_vectors_from = 1000;
 inline constexpr index_t host_two_stage_subsets_from = 2000;
-template <class ExecSpace>
+template <class T, class ExecSpace>
 Method choose_method(index_t n, Problem problem, const Options& options) {
   if (problem.generalized && options.b_factored) return Method::TwoStage;
   // Hosts (2-core Xeon with AVX-512, OpenBLAS's OpenMP build), against
@@ -347,22 +347,30 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   }
   // Crossovers measured with keig-bench on the H200 (two-stage against
   // cuSOLVER, same run, --runs 2; 2026-11-22, third stop). Standard,
-  // eigenvalues only: 0.83x at n = 2048, 1.06x at 2560, 1.25x at 3072,
-  // 1.74x at 4096, 2.5-3.1x at 5120-6144; all vectors 0.81x at 4096, 1.04x
-  // at 5120 and 5632, 1.24x at 6144, 1.49x at 8192; the 1 % smallest pairs
-  // (keig's device inverse iteration against Xsyevdx) 0.89x at 4096, 1.29x
-  // at 5120, 1.47-1.64x at 5632-6144.
+  // eigenvalues only, double: 0.83x at n = 2048, 1.06x at 2560, 1.25x at
+  // 3072 (complex<double> 1.17x), 1.74x at 4096, 2.5-3.1x at 5120-6144;
+  // float / complex<float>: 0.87x / 0.79x at 3072, 1.09x / 1.05x at 4096,
+  // 1.59x / 1.51x at 5120. All vectors, double: 0.81x at 4096, 1.04x at 5120
+  // and 5632, 1.24x at 6144 (float 1.15x, complex<double> 1.12x), 1.49x at
+  // 8192; complex<float> 0.96x / 1.02x / 1.05x at 6144 / 7168 / 8192. The 1 %
+  // smallest pairs (keig's device inverse iteration against Xsyevdx): 0.89x
+  // at 4096, 1.29x at 5120 (1.11-1.36x for the other types).
+  constexpr bool single = sizeof(real_t<T>) == 4;
   if (!problem.generalized) {
-    if (!problem.vectors) return n >= 3072 ? Method::TwoStage : Method::Vendor;
-    if (options.range.kind == Range::Kind::All) return n >= 6144 ? Method::TwoStage : Method::Vendor;
+    if (!problem.vectors) return n >= (single ? 5120 : 3072) ? Method::TwoStage : Method::Vendor;
+    if (options.range.kind == Range::Kind::All)
+      return n >= (single && is_complex_v<T> ? 8192 : 6144) ? Method::TwoStage : Method::Vendor;
     return n >= 5120 ? Method::TwoStage : Method::Vendor;
   }
-  // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx: eigenvalues only
-  // 1.08x at n = 3000, 1.42x at 4000, 1.9-2.7x at 4998-7000; all vectors
-  // 0.98x at 4998, 1.07x at 5500, 0.96x at 6000, 1.34x at 7000, 1.57x at
-  // 10884; the 1 % smallest 0.82x at 4000, 1.13x at 4998, 1.28-1.67x at
-  // 5500-7000. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse the size.
-  if (!problem.vectors) return n >= 4000 ? Method::TwoStage : Method::Vendor;
+  // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx, double:
+  // eigenvalues only 1.08x at n = 3000, 1.42x at 4000 (complex<double>
+  // 1.43x; float 0.98x, complex<float> 1.04x, both 1.27-1.36x at 4998),
+  // 1.9-2.7x at 4998-7000; all vectors 0.98x at 4998, 1.07x at 5500, 0.96x at
+  // 6000, 1.34x at 7000 (the other types 1.04-1.38x), 1.57x at 10884; the 1 %
+  // smallest 0.82x at 4000, 1.13x at 4998 (the other types 1.10-1.27x),
+  // 1.28-1.67x at 5500-7000. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse
+  // the size.
+  if (!problem.vectors) return n >= (single ? 4998 : 4000) ? Method::TwoStage : Method::Vendor;
   if (options.range.kind == Range::Kind::All) return n >= 7000 ? Method::TwoStage : Method::Vendor;
   return n >= 4998 ? Method::TwoStage : Method::Vendor;
 }
@@ -381,7 +389,7 @@ Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix
   const index_t n = a.extent(0);
   StageRecorder<ExecSpace> stage(space, options.stage_times, result);
 
-  const Method method = options.method == Method::Auto ? choose_method<ExecSpace>(n, problem, options) : options.method;
+  const Method method = options.method == Method::Auto ? choose_method<T, ExecSpace>(n, problem, options) : options.method;
 
   if (options.check_finite && n > 0) {
     stage("keig::check_finite", 0.0, [&] {
