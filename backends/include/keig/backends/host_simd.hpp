@@ -1,7 +1,8 @@
-// Host SIMD kernels: inner loops that the compiler does not keep in vector
+// Host CPU primitives: inner loops that the compiler does not keep in vector
 // registers on its own, written with the CPU's intrinsics in
 // backends/src/host_simd.cpp (AVX-512 where libkeig is built for it, plain
-// loops otherwise). Declared for the scalar types that have a kernel.
+// loops otherwise; declared for the scalar types that have a kernel), and
+// the prefetch, atomic and spin-wait primitives of host-only stage code.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +38,13 @@ inline void prefetch(const void* p, std::size_t bytes) {
   (void)bytes;
 #endif
 }
+
+// Counters that host threads hand work through (GCC/Clang atomics; the
+// orderings say which writes a reader of the counter sees).
+inline int fetch_add_relaxed(int* counter, int value) { return __atomic_fetch_add(counter, value, __ATOMIC_RELAXED); }
+// Every write before it is seen by a thread that load_acquire()s the value.
+inline void store_release(int* counter, int value) { __atomic_store_n(counter, value, __ATOMIC_RELEASE); }
+inline int load_acquire(const int* counter) { return __atomic_load_n(counter, __ATOMIC_ACQUIRE); }
 
 // Iteration `spins` of a spin-wait loop: first tells the core that it
 // waits (x86 pause, Arm yield), so a waiting thread does not starve its

@@ -274,17 +274,17 @@ struct BulgeChaseHostPipeline {
     const index_t n = chase.n, b = chase.b;
     const Scratch v(team.team_scratch(0), b), w(team.team_scratch(0), b), vp(team.team_scratch(0), b);
     for (;;) {
-      const index_t s = __atomic_fetch_add(&progress[n - 1], 1, __ATOMIC_RELAXED);
+      const index_t s = backends::host::fetch_add_relaxed(&progress[n - 1], 1);
       if (s > n - 2) return;
       const index_t steps = sb2st_steps(n, b, s), before = s > 0 ? sb2st_steps(n, b, s - 1) : 0;
       for (index_t k = 0; k < steps; ++k) {
         if (s > 0) {
           const int need = static_cast<int>(k + 2 < before ? k + 2 : before);
-          for (int spins = 0; __atomic_load_n(&progress[s - 1], __ATOMIC_ACQUIRE) < need; ++spins)
+          for (int spins = 0; backends::host::load_acquire(&progress[s - 1]) < need; ++spins)
             backends::host::spin_wait(spins);
         }
         chase.task(team, s, k, v, w, vp);
-        __atomic_store_n(&progress[s], static_cast<int>(k + 1), __ATOMIC_RELEASE);
+        backends::host::store_release(&progress[s], static_cast<int>(k + 1));
       }
     }
   }
