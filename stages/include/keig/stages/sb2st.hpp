@@ -152,16 +152,20 @@ struct BulgeChase {
       // Host teams are one thread: walk the stored lower triangle column by
       // column (contiguous in the band storage), each entry used for its row
       // and, mirrored, its column.
-      for (index_t i = 0; i < L; ++i) w(i) = T(0);
+      // Restrict pointers: the scratch vectors never alias the band, and
+      // without that promise the compiler keeps these loops scalar.
+      T* KOKKOS_RESTRICT const wp = w.data();
+      const T* KOKKOS_RESTRICT const vv = v.data();
+      for (index_t i = 0; i < L; ++i) wp[i] = T(0);
       for (index_t j = 0; j < L; ++j) {
-        const T* const col = &ab(0, q + j);  // col[d] = A(q + j + d, q + j)
-        const T vj = v(j);
+        const T* KOKKOS_RESTRICT const col = &ab(0, q + j);  // col[d] = A(q + j + d, q + j)
+        const T vj = vv[j];
         T acc = col[0] * vj;
         for (index_t d = 1; d < L - j; ++d) {
-          w(j + d) += col[d] * vj;
-          acc += conjugate(col[d]) * v(j + d);
+          wp[j + d] += col[d] * vj;
+          acc += conjugate(col[d]) * vv[j + d];
         }
-        w(j) += acc;
+        wp[j] += acc;
       }
     }
     team.team_barrier();
@@ -212,31 +216,53 @@ struct BulgeChase {
           for (index_t c = 0; c < b; ++c) at(q + r, p0 + c) -= y * conjugate(vp(c));
         });
       } else {
-        // Host (one thread): y = tau_p C vp and C -= y vp^H column by column
-        // (C's columns are contiguous in the band storage); w holds y.
-        for (index_t r = 0; r < L; ++r) w(r) = T(0);
+        // Host (one thread): y = tau_p C vp column by column (C's columns are
+        // contiguous in the band storage; w holds y), and C(:, 0) -= y
+        // conj(vp(0)); the other columns' C -= y vp^H joins their H^H pass.
+        T* KOKKOS_RESTRICT const y = w.data();
+        for (index_t r = 0; r < L; ++r) y[r] = T(0);
         for (index_t c = 0; c < b; ++c) {
-          const T* const col = &at(q, p0 + c);  // col[r] = C(r, c)
+          const T* KOKKOS_RESTRICT const col = &at(q, p0 + c);  // col[r] = C(r, c)
           const T vc = vp(c);
-          for (index_t r = 0; r < L; ++r) w(r) += col[r] * vc;
+          for (index_t r = 0; r < L; ++r) y[r] += col[r] * vc;
         }
-        for (index_t r = 0; r < L; ++r) w(r) *= tau_p;
-        for (index_t c = 0; c < b; ++c) {
-          T* const col = &at(q, p0 + c);
-          const T vc = conjugate(vp(c));
-          for (index_t r = 0; r < L; ++r) col[r] -= w(r) * vc;
-        }
+        for (index_t r = 0; r < L; ++r) y[r] *= tau_p;
+        T* const col0 = &at(q, p0);
+        const T v0 = conjugate(vp(0));
+        for (index_t r = 0; r < L; ++r) col0[r] -= y[r] * v0;
       }
       team.team_barrier();
       // Annihilate its first column, then C(:, 1:b) := H^H C(:, 1:b).
       tau = reflector(team, q, p0, L, v, beta);
       const T tau_c = conjugate(tau);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, index_t(1), b), [&](const index_t c) {
-        T z = T(0);
-        for (index_t r = 0; r < L; ++r) z += conjugate(v(r)) * at(q + r, p0 + c);
-        z *= tau_c;
-        for (index_t r = 0; r < L; ++r) at(q + r, p0 + c) -= v(r) * z;
-      });
+      if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, index_t(1), b), [&](const index_t c) {
+          T z = T(0);
+          for (index_t r = 0; r < L; ++r) z += conjugate(v(r)) * at(q + r, p0 + c);
+          z *= tau_c;
+          for (index_t r = 0; r < L; ++r) at(q + r, p0 + c) -= v(r) * z;
+        });
+      } else {
+        // Per column: x = C(:, c) - y conj(vp(c)) (the deferred update), then
+        // x - v tau^* (v^H x): two passes over the column instead of three
+        // (with restrict pointers here and in two_sided: 2 cores, b = 32, n =
+        // 1000 / 2000 / 4000: sb2st 0.015 / 0.0605 / 0.239 s against 0.016 /
+        // 0.064 / 0.256-0.260 s, the same results bit for bit).
+        const T* KOKKOS_RESTRICT const y = w.data();
+        const T* KOKKOS_RESTRICT const vv = v.data();
+        for (index_t c = 1; c < b; ++c) {
+          T* KOKKOS_RESTRICT const col = &at(q, p0 + c);
+          const T vc = conjugate(vp(c));
+          T z = T(0);
+          for (index_t r = 0; r < L; ++r) {
+            const T x = col[r] - y[r] * vc;
+            col[r] = x;
+            z += conjugate(vv[r]) * x;
+          }
+          z *= tau_c;
+          for (index_t r = 0; r < L; ++r) col[r] -= vv[r] * z;
+        }
+      }
       team.team_barrier();
     }
     two_sided(team, q, L, tau, v, w);
