@@ -9,7 +9,7 @@
 namespace keig {
 
 enum class Method {
-  Auto,      // keig picks (today: Vendor; see README "Status")
+  Auto,      // keig picks the method measured fastest for the backend, scalar type, job and n (README "Status")
   Vendor,    // LAPACK ?syevd/?syevr/?sygvd on host spaces, cuSOLVER on CUDA: the reference and the peer
   OneStage,  // keig: dense -> tridiagonal (sytrd with keig's symv)
   TwoStage,  // keig: dense -> band -> tridiagonal (sy2sb, sb2st)
