@@ -92,7 +92,7 @@ struct ApplyBulgeReflectors {
 // 0.239 -> 0.164-0.181 s (stripes of 128 columns: 1.49-1.62 s at 4000).
 template <class T, class ExecSpace>
 struct ApplyBulgeReflectorsToStripes {
-  static constexpr int W = std::is_same_v<T, double> ? backends::host::reflector_stripe_columns : 512 / sizeof(T);
+  static constexpr int W = 512 / sizeof(T);
   // Sweeps applied in one pass over their rows: four where the quad kernel
   // runs on vector registers, else two (its plain-loop build, in libraries
   // built without AVX-512, took 1.7x the pair kernel's time).
@@ -112,9 +112,11 @@ struct ApplyBulgeReflectorsToStripes {
     return Buffer::shmem_size(n * W + max_group * (b + max_group - 1));
   }
 
-  // Step k of sweep s as (first row, length, pointer to tau, v(1..)); length 0: none.
+  // Step k of sweep s as (length, pointer to tau, v(1..)); length 0: none.
+  // Sweep s has step k when s <= n - 2 - k b (sb2st_steps without its
+  // division: this runs once per group, step and stripe).
   inline index_t step(index_t s, index_t k, const T*& h) const {
-    if (s < 0 || k >= sb2st_steps(n, b, s)) return 0;
+    if (s < 0 || s > n - 2 - k * b) return 0;
     const index_t r0 = s + 1 + k * b;
     h = &reflectors(k * b, n - 1 - s);
     return b < n - r0 ? b : n - r0;
@@ -159,38 +161,28 @@ struct ApplyBulgeReflectorsToStripes {
 
   // H(hi, k) .. H(hi - 3, k) (those >= 0), H(hi, k) first, on rows from
   // lowest + 1 + k b; sweep lowest + t's vector starts at row t. v: 4 (b + 3).
-  // Sweep s has step k when s <= n - 2 - k b (sb2st_steps without its
-  // division: the setup runs once per group, step and stripe).
   inline void apply_quad(index_t hi, index_t k, T* KOKKOS_RESTRICT q, T* KOKKOS_RESTRICT v) const {
     const index_t lowest = hi - 3 > 0 ? hi - 3 : 0;
-    const index_t last_sweep = n - 2 - k * b;  // the highest sweep with step k
     const index_t row0 = lowest + 1 + k * b;
     T tau[4];
     index_t first[4], end[4], rows = 0;
     const T* h[4];
     for (int j = 0; j < 4; ++j) {
       const index_t s = hi - j, t = s >= lowest ? s - lowest : 0;  // below sweep 0: an empty vector
-      first[j] = end[j] = t;
-      tau[j] = T(0);
-      h[j] = nullptr;
-      if (s < lowest || s > last_sweep) continue;
-      h[j] = &reflectors(k * b, n - 1 - s);
-      tau[j] = h[j][0];
-      if (tau[j] == T(0)) continue;  // H = I
-      const index_t len = b < n - row0 - t ? b : n - row0 - t;
-      end[j] = t + len;
-      rows = end[j] > rows ? end[j] : rows;
+      const index_t len = s >= lowest ? step(s, k, h[j]) : 0;
+      tau[j] = len > 0 ? h[j][0] : T(0);
+      first[j] = t;
+      end[j] = tau[j] == T(0) ? t : t + len;  // H = I: no rows
+      if (end[j] > rows && tau[j] != T(0)) rows = end[j];
     }
     if (rows == 0) return;
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < 4; ++j) {  // v_j: zero outside [first, end), 1 at first
       T* KOKKOS_RESTRICT vj = v + j * rows;
-      for (index_t i = 0; i < first[j]; ++i) vj[i] = T(0);
+      for (index_t i = 0; i < rows; ++i) vj[i] = T(0);
       if (end[j] > first[j]) {
         vj[first[j]] = T(1);
-        const T* hj = h[j] - first[j];
-        for (index_t i = first[j] + 1; i < end[j]; ++i) vj[i] = hj[i];
+        for (index_t i = first[j] + 1; i < end[j]; ++i) vj[i] = h[j][i - first[j]];
       }
-      for (index_t i = end[j] > first[j] ? end[j] : first[j]; i < rows; ++i) vj[i] = T(0);
     }
     backends::host::apply_reflector_quad(rows, v, tau, q + row0 * W);
   }
