@@ -38,9 +38,17 @@
 namespace keig::stages {
 
 // Default block size (columns per blocked step; sygst's nb = 0 selects it);
-// any nb >= 1 is valid.
+// any nb >= 1 is valid. GPUs: 512: each step's her2k and the deferred
+// solves' gemms get inner size nb, and a quarter of the small diagonal-block
+// steps of nb = 128 run. H200, type 1,
+// n = 8192 / 16384 / 20694 / 30504: nb = 128: 0.037 / 0.188 / 0.398 / 1.10 s;
+// 256: 0.027 / 0.138 / 0.310 / 0.870 s; 512: 0.025 / 0.131 / 0.284-0.287 /
+// 0.785 s; 768 and 1024 within 3 % of 512 (sygst alone, fenced; in the
+// solve, keig-bench --suite generalized reports its stage time).
+// A her2k split into block columns of gemms was no faster than cuBLAS's
+// (0.406-0.448 against 0.398 s at 20694, nb = 128).
 template <class ExecSpace>
-inline constexpr index_t sygst_block_default = backends::is_cuda_space_v<ExecSpace> ? 128 : 64;
+inline constexpr index_t sygst_block_default = backends::is_cuda_space_v<ExecSpace> ? 512 : 64;
 
 namespace detail {
 
