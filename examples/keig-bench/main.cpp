@@ -438,7 +438,7 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
 // sy2sb alone, both trailing updates, against the dgemm rate of the same run
 // (issue target: >= 50 % of it at n >= 16384). Rates count the useful
 // 4/3 n^3 flops (x4 for complex) of the reduction. Then bt_sy2sb on its
-// reflectors for reflector blocks of 64, 128, 256 and 512 (2 n^3 flops).
+// reflectors for reflector blocks of 64, 128, 256, 512 and 1024 (2 n^3 flops).
 template <class T, class Space>
 void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
   using keig::backends::Op;
@@ -539,7 +539,7 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     // each block is two gemms with inner size nb or n - first.
     auto z = keig::allocate_matrix<T>(space, "keig::bench::Z", n, n);
     std::vector<std::pair<index_t, double>> by_block;
-    for (index_t nbq : {index_t(64), index_t(128), index_t(256), index_t(512)}) {
+    for (index_t nbq : {index_t(64), index_t(128), index_t(256), index_t(512), index_t(1024)}) {
       if (nbq < b) continue;
       auto w = keig::allocate_vector<T>(space, "keig::bench::bt_work", st::ormtr_workspace_size<T, Space>(n, n, nbq));
       std::vector<double> t;

@@ -82,11 +82,21 @@ struct Sy2sbTuning {
 // and syr2k run at about the same rate.
 enum class Sy2sbUpdate { Auto, Symmetric, Full, Blocked };
 
-// Block-column width of the Blocked update: n/16 rounded up to a multiple of
-// b, at least 4b (about 16 block columns: larger blocks waste flops in the
-// diagonal blocks, smaller ones cost launches).
+// Block-column width of the Blocked update. Wider blocks waste flops in the
+// diagonal blocks (kept whole), narrower ones make more, smaller gemms.
+// b >= 64: 4096 columns (rounded up to a multiple of b) whatever n, for the
+// skinny X = A22 V gemms, where size matters more. H200, b = 64, sy2sb at
+// n = 8192 / 16384 / 20694 / 32768 (keig-bench --suite sy2sb --blocks): 4096
+// columns 0.061 / 0.242 / 0.499-0.508 / 1.382 s; n/16 (512 / 1024 / 1344 /
+// 2048) 0.072 / 0.260 / 0.543 / 1.412 s; 8192 columns 0.061 / 0.250 / 0.525 /
+// 1.452 s. b < 64: n/16 rounded up to a multiple of b: with b <= 32 keig's
+// tensor-core kernel forms X up to m = 16896, so only the group updates
+// read the blocks, and they do best with narrow ones (b = 32, n = 16384:
+// 1024 columns 0.319 s, 4096 0.331 s; n = 32768: 2048 1.742 s, 4096 1.738 s).
+// At least 4b either way.
 inline index_t sy2sb_block_columns(index_t n, index_t b) {
-  const index_t nb = ((n + 15) / 16 + b - 1) / b * b;
+  const index_t target = b >= 64 ? 4096 : (n + 15) / 16;
+  const index_t nb = (target + b - 1) / b * b;
   return nb > 4 * b ? nb : 4 * b;
 }
 
