@@ -193,8 +193,8 @@ TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
 // the vendor below the crossovers; on hosts keig's two-stage pipeline for
 // eigenvalues only from n = 1500 and for subsets of vectors from 2000, its
 // one-stage pipeline for all vectors from 1000; on GPUs the two-stage
-// pipeline from n = 3072 (eigenvalues only), 5120 (subsets of vectors) and
-// 6144 (all vectors), sizes not built here.
+// pipeline from n = 3072 (eigenvalues only), 5120 (subsets and all vectors),
+// sizes not built here.
 TEST(EighAuto, RunsTheMeasuredMethod) {
   using T = double;
   const auto method_of = [](index_t n, bool vectors, index_t wanted) {

@@ -350,28 +350,33 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // eigenvalues only, double: 0.83x at n = 2048, 1.06x at 2560, 1.25x at
   // 3072 (complex<double> 1.17x), 1.74x at 4096, 2.5-3.1x at 5120-6144;
   // float / complex<float>: 0.87x / 0.79x at 3072, 1.09x / 1.05x at 4096,
-  // 1.59x / 1.51x at 5120. All vectors, double: 0.81x at 4096, 1.04x at 5120
-  // and 5632, 1.24x at 6144 (float 1.15x, complex<double> 1.12x), 1.49x at
-  // 8192; complex<float> 0.96x / 1.02x / 1.05x at 6144 / 7168 / 8192. The 1 %
+  // 1.59x / 1.51x at 5120. All vectors (2026-11-23, after sy2sb's wider
+  // block columns), double: 0.81x at 4096 (earlier), 1.11x at 5120, 1.22x at
+  // 5632, 1.49x at 8192 (earlier); float 1.09x / 1.20x / 1.31x at 5120 / 5632
+  // / 6144, complex<double> 1.05x / 1.10x / 1.16x; complex<float> 0.88x /
+  // 0.95x / 1.00x there and 1.02x / 1.05x at 7168 / 8192 (earlier). The 1 %
   // smallest pairs (keig's device inverse iteration against Xsyevdx): 0.89x
   // at 4096, 1.29x at 5120 (1.11-1.36x for the other types).
   constexpr bool single = sizeof(real_t<T>) == 4;
   if (!problem.generalized) {
     if (!problem.vectors) return n >= (single ? 5120 : 3072) ? Method::TwoStage : Method::Vendor;
     if (options.range.kind == Range::Kind::All)
-      return n >= (single && is_complex_v<T> ? 8192 : 6144) ? Method::TwoStage : Method::Vendor;
+      return n >= (single && is_complex_v<T> ? 8192 : 5120) ? Method::TwoStage : Method::Vendor;
     return n >= 5120 ? Method::TwoStage : Method::Vendor;
   }
   // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx, double:
   // eigenvalues only 1.08x at n = 3000, 1.42x at 4000 (complex<double>
   // 1.43x; float 0.98x, complex<float> 1.04x, both 1.27-1.36x at 4998),
-  // 1.9-2.7x at 4998-7000; all vectors 0.98x at 4998, 1.07x at 5500, 0.96x at
-  // 6000, 1.34x at 7000 (the other types 1.04-1.38x), 1.57x at 10884; the 1 %
+  // 1.9-2.7x at 4998-7000; all vectors (2026-11-23, after sygst's wider
+  // steps) 1.06x at 4998, 1.17x at 5500, 1.27x at 6000 (float 1.05x / 1.22x /
+  // 1.33x, complex<double> 1.02x / 1.06x / 1.10x, complex<float> 0.97x at
+  // 5500 and 1.03x at 6000), 1.61x at 10884; the 1 %
   // smallest 0.82x at 4000, 1.13x at 4998 (the other types 1.10-1.27x),
   // 1.28-1.67x at 5500-7000. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse
   // the size.
   if (!problem.vectors) return n >= (single ? 4998 : 4000) ? Method::TwoStage : Method::Vendor;
-  if (options.range.kind == Range::Kind::All) return n >= 7000 ? Method::TwoStage : Method::Vendor;
+  if (options.range.kind == Range::Kind::All)
+    return n >= (single && is_complex_v<T> ? 6000 : 4998) ? Method::TwoStage : Method::Vendor;
   return n >= 4998 ? Method::TwoStage : Method::Vendor;
 }
 
