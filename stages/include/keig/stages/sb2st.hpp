@@ -589,6 +589,21 @@ void for_each_wave(index_t n, index_t b, Wave&& wave) {
   }
 }
 
+// The per-sweep progress counters of the one-launch chases: ints after the
+// ring of `slots` reflector slots in sb2st's workspace (sb2st_workspace_size).
+template <class T>
+int* sb2st_progress(T* work, index_t b, index_t slots) {
+  return reinterpret_cast<int*>(work + slots * (b + 1));
+}
+
+// Zeroes the n counters on `space` before a one-launch chase.
+template <class ExecSpace>
+void zero_progress(const ExecSpace& space, int* progress, index_t n) {
+  Kokkos::parallel_for(
+      "keig::sb2st::zero_progress", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const index_t i) { progress[i] = 0; });
+}
+
 // The chase with the tiled task on G x G teams, in one persistent launch or
 // wave by wave. Returns false, launching nothing, where the device cannot
 // launch such a team (its registers or scratch).
@@ -598,15 +613,13 @@ bool chase_tiled(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& 
                  const Vector<T, ExecSpace>& work, bool persistent) {
   using Tiled = BulgeChaseTiled<T, ExecSpace, G>;
   const index_t n = ab.extent(1), slots = sb2st_ring_slots(n, b);
-  int* const progress = reinterpret_cast<int*>(work.data() + slots * (b + 1));
+  int* const progress = sb2st_progress(work.data(), b, slots);
   Tiled tiles{ab, e, reflectors, work, n, b, 0, 0, slots, static_cast<int>(leading_dimension(ab)), persistent, progress,
               n};
   if (!Tiled::launchable(space, tiles, b)) return false;
   const auto scratch = Kokkos::PerTeam(Tiled::scratch_bytes(b));
   if (persistent) {
-    Kokkos::parallel_for(
-        "keig::sb2st::zero_progress", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-        KOKKOS_LAMBDA(const index_t i) { progress[i] = 0; });
+    zero_progress(space, progress, n);
     // P: no more teams than sweeps in flight, and no more than surely fit
     // on the device at once whatever the kernel's register count (at most
     // 255 a thread, 8192 a warp): one team of 256 threads per
@@ -678,10 +691,8 @@ void sb2st(const ExecSpace& space, index_t b, const Matrix<T, ExecSpace>& ab, co
       if (kernel != Sb2stKernel::Global) {
         using Pipeline = detail::BulgeChaseHostPipeline<T, ExecSpace>;
         const index_t slots = sb2st_ring_slots(n, b);
-        int* const progress = reinterpret_cast<int*>(work.data() + slots * (b + 1));
-        Kokkos::parallel_for(
-            "keig::sb2st::zero_progress", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-            KOKKOS_LAMBDA(const index_t i) { progress[i] = 0; });
+        int* const progress = detail::sb2st_progress(work.data(), b, slots);
+        detail::zero_progress(space, progress, n);
         const index_t teams = std::min<index_t>(std::min<index_t>(space.concurrency(), slots), n - 1);
         Kokkos::parallel_for(
             "keig::sb2st::pipeline",

@@ -39,7 +39,7 @@ void real_to_scalar(const ExecSpace& space, const Matrix<real_t<T>, ExecSpace>& 
 // All pairs with vectors by keig's stedc: d, e to the host, Q built on the
 // execution space (in Z itself for real scalars), w back. Returns n.
 template <class T, class ExecSpace>
-index_t device_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const Vector<real_t<T>, ExecSpace>& d,
+index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const Vector<real_t<T>, ExecSpace>& d,
                                   const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w,
                                   const Matrix<T, ExecSpace>& z) {
   using R = real_t<T>;
@@ -107,7 +107,7 @@ index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends
   // 0.035 / 0.177 / 0.450 / 0.908 s.
   if (job == backends::Job::Vectors && range.kind == Range::Kind::All &&
       (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::DivideAndConquer) && n > 0)
-    return device_divide_and_conquer<T>(ctx, d, e, w, z);
+    return keig_divide_and_conquer<T>(ctx, d, e, w, z);
   if constexpr (is_device_space_v<ExecSpace>) {
     // Eigenvalues only: Sturm bisection in parallel over the eigenvalues,
     // where the host's dqds would be a serial O(n^2) step; subsets of
