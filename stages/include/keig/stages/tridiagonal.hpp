@@ -40,8 +40,8 @@ void real_to_scalar(const ExecSpace& space, const Matrix<real_t<T>, ExecSpace>& 
 // execution space (in Z itself for real scalars), w back. Returns n.
 template <class T, class ExecSpace>
 index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const Vector<real_t<T>, ExecSpace>& d,
-                                  const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w,
-                                  const Matrix<T, ExecSpace>& z) {
+                                const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w,
+                                const Matrix<T, ExecSpace>& z) {
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = d.extent(0);
