@@ -9,14 +9,18 @@
 // in slot r mod 128): per block only the b rows that enter are loaded and
 // the b that leave are written back, and X = V^T Zw never leaves the chip.
 // The batched-gemm apply reads each block's rows of Z twice and writes them
-// and X once (about 19 TFLOP/s on the H200); here V and W (130 KB a block,
-// from L2, read by every tile) are the only traffic that grows with the
-// blocks. This is seed 004's column-group kernel (one team per group of
+// and X once (about 19 TFLOP/s on the H200); here V and W (94 KB a block
+// in the packed order below, from L2, read by every tile) are the only
+// traffic that grows with the blocks. This is seed 004's column-group kernel (one team per group of
 // eigenvector columns, a sliding b-row window) with the reflectors of a block
 // applied as one compact-WY product: Zw -= W (V^T Zw), W = V T. Raw CUDA
 // rather than a Kokkos team kernel: the window needs 105-203 KB of shared
 // memory, and Kokkos 3.4 gives a team at most 40 KB.
 #include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "cuda_common.hpp"
 #include "cuda_mma.hpp"
@@ -37,6 +41,74 @@ __host__ __device__ constexpr int block_threads(int cols) { return 4 * cols; }
 __host__ __device__ constexpr int row_stride(int cols) { return cols + 4; }
 constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_stride(cols) * sizeof(double); }
 
+// V and W in the order of the warps' mma fragments (pack_band_blocks), so
+// that a fragment load is one 16-byte load a lane from 512 contiguous bytes.
+// Column-major, a warp's load of 32 doubles touched 8 columns, 8 cache
+// lines, and L1's tag lookups for V and W bounded the kernel (ncu on the
+// H200, n = m = 16384: L1/TEX throughput 83 %, 64 % packed; bt_sb2st 0.577-
+// 0.590 -> 0.533-0.540 s with the packing). Entry pairs, 32 a step (one per
+// lane, q = lane / 4, t = lane % 4):
+//   V: X rows j0 = 16 jb (jb < 4), steps s < kVSteps over window rows
+//      k = j0 + 4 s + t: (V(k, j0 + q), V(k, j0 + 8 + q));
+//   W: window rows m0 = 16 i (i < 8), steps st = w_first_step(i) .. 15 over
+//      columns k = 4 st + t: (W(m0 + q, k), W(m0 + 8 + q, k)). W = V T has
+//      W(r, j) = 0 for r >= j + 64, so rows from m0 need only the columns
+//      j > m0 - 64, from 4 w_first_step(i) on.
+// Rows past the block's ldv are packed as zeros.
+constexpr int kVSteps = 20;
+__host__ __device__ constexpr int w_first_step(int i) { return 16 * i > 64 ? ((16 * i - 63) & ~3) / 4 : 0; }
+__host__ __device__ constexpr int w_offset(int i) { return i == 0 ? 0 : w_offset(i - 1) + 16 - w_first_step(i - 1); }
+static_assert(w_offset(8) * 64 == band_block_packed_entries && 4 * kVSteps * 64 <= band_block_packed_entries,
+              "band_block_packed_entries must hold a packed V and W");
+static_assert(w_first_step(4) == 0 && w_first_step(5) > 0, "pack_band_blocks_kernel: warps 0-4 take all 16 steps");
+
+// One thread block per (block, V or W): each thread gathers its entries of
+// the packed order from the column-major block into registers (a warp's
+// loads fill whole 32-byte sectors: 4 rows of 4 or 8 columns), and once the
+// whole block is read writes them back contiguously over the same entries.
+// H200, n = 16384: 53 us a batch of 16 waves (2.5 ms in all).
+constexpr int kPackThreads = 256;
+__global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(double* __restrict__ v, double* __restrict__ w,
+                                                                        int ldv, index_t stride) {
+  constexpr int kPerThread = static_cast<int>((band_block_packed_entries + kPackThreads - 1) / kPackThreads);
+  const bool is_v = blockIdx.y == 0;
+  double* const base = (is_v ? v : w) + index_t(blockIdx.x) * stride;
+  const int entries = is_v ? 4 * kVSteps * 64 : static_cast<int>(band_block_packed_entries);
+  double mine[kPerThread];
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    const int e = static_cast<int>(threadIdx.x) + kPackThreads * j;
+    const int h = e & 1, lane = (e >> 1) & 31, step = e >> 6, q = lane >> 2, t = lane & 3;
+    int row = ldv, col = 0;  // entry e's place in the column-major block (row >= ldv: a zero)
+    if (e < entries) {
+      if (is_v) {
+        const int j0 = 16 * (step / kVSteps);
+        row = j0 + 4 * (step % kVSteps) + t;
+        col = j0 + 8 * h + q;
+      } else {
+        // Rows 0 .. 79 take 16 steps a warp, the last three warps fewer
+        // (closed form: a search over w_offset per entry made the kernel
+        // 13 times slower).
+        int i = 7;
+        if (step < w_offset(5)) i = step / 16;
+        else if (step < w_offset(6)) i = 5;
+        else if (step < w_offset(7)) i = 6;
+        const int first = i < 5 ? 0 : (i == 5 ? w_first_step(5) : (i == 6 ? w_first_step(6) : w_first_step(7)));
+        const int offset = i < 5 ? 16 * i : (i == 5 ? w_offset(5) : (i == 6 ? w_offset(6) : w_offset(7)));
+        row = 16 * i + 8 * h + q;
+        col = 4 * (first + step - offset) + t;
+      }
+    }
+    mine[j] = row < ldv ? base[row + index_t(col) * ldv] : 0.0;
+  }
+  __syncthreads();  // every entry of the block is read before any is overwritten
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    const int e = static_cast<int>(threadIdx.x) + kPackThreads * j;
+    if (e < entries) base[e] = mine[j];
+  }
+}
+
 // Cols = 64: two thread blocks of 8 warps per multiprocessor (105 KB of
 // shared memory each, at most 128 registers a thread); Cols = 128: one of 16
 // warps (203 KB), each warp with the work of a 64-column warp, so that the
@@ -48,8 +120,8 @@ constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_s
 template <int Cols>
 __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
-                       const double* __restrict__ wbase, int ldv, double* __restrict__ z, index_t ldz, index_t n,
-                       index_t m) {
+                       const double* __restrict__ wbase, int ldv, index_t stride, double* __restrict__ z, index_t ldz,
+                       index_t n, index_t m) {
   constexpr int kCols = Cols, kLd = row_stride(Cols), kThreads = block_threads(Cols), kWarps = kThreads / 32;
   extern __shared__ double shared[];
   double* const zs = shared;                // the window: row r in slot r % kSlots, kLd doubles a slot
@@ -142,17 +214,17 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
   constexpr int kGroups = kWarps / 4;
   const int j0 = 16 * int(unsigned(warp) / kGroups), n0 = 32 * int(unsigned(warp) % kGroups);
   const int m0 = 16 * (kWarps > 8 ? warp & 7 : warp), c1 = kWarps > 8 ? 64 * (warp >> 3) : 0;
-  const int ra = m0 + q, rb = m0 + 8 + q;
-  // W = V T has W(r, j) = 0 for r >= j + 64, so rows from m0 need only j > m0 - 64.
-  const int k_begin = m0 > 64 ? ((m0 - 63) & ~3) : 0;
+  // This lane's first fragment pair of each step (packed order, above).
+  const int w_first = w_first_step(m0 / 16), k_begin = 4 * w_first;
+  const index_t v_lane = 2 * ((j0 / 16) * kVSteps * 32 + lane), w_lane = 2 * ((w_offset(m0 / 16) - w_first) * 32 + lane);
   BandBlock next = count > 0 ? list[0] : BandBlock{};
   __syncthreads();
   for (index_t e = 0; e < count; ++e) {
     const BandBlock blk = next;
     if (e + 1 < count) next = list[e + 1];
     const index_t r0 = blk.row0, end = r0 + ldv;
-    const double* const v = vbase + blk.q * index_t(ldv) * kSigma;
-    const double* const w = wbase + blk.q * index_t(ldv) * kSigma;
+    const double2* const v = reinterpret_cast<const double2*>(vbase + blk.q * stride + v_lane);
+    const double2* const w = reinterpret_cast<const double2*>(wbase + blk.q * stride + w_lane);
     // Rows above the block leave (all of them when the block is not ahead of
     // the window: a new group); then the block's missing rows enter.
     if (!continues(r0)) {
@@ -174,12 +246,12 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     // X = V^T Zw in 20 steps of k = 4 window rows: V(:, j) lives in rows
     // [j, j + 64), so the warp's X rows j0 .. j0 + 15 need window rows
     // [j0, j0 + 79) only (j0 + 79 <= 127).
-    double av[20][2];
+    double av[kVSteps][2];
 #pragma unroll
-    for (int s = 0; s < 20; ++s) {
-      const int kr = j0 + 4 * s + t;  // this lane's k: a window row of the block
-      av[s][0] = kr < ldv ? v[kr + (j0 + q) * ldv] : 0.0;
-      av[s][1] = kr < ldv ? v[kr + (j0 + 8 + q) * ldv] : 0.0;
+    for (int s = 0; s < kVSteps; ++s) {
+      const double2 pair = v[32 * s];
+      av[s][0] = pair.x;
+      av[s][1] = pair.y;
     }
     __syncthreads();
 
@@ -190,10 +262,10 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     const auto load_w = [&](int quarter, double(&frag)[4][2]) {
 #pragma unroll
       for (int s = 0; s < 4; ++s) {
-        const int k = 16 * quarter + 4 * s, kk = k + t;
-        const bool used = k >= k_begin;
-        frag[s][0] = used && ra < ldv ? w[ra + kk * ldv] : 0.0;
-        frag[s][1] = used && rb < ldv ? w[rb + kk * ldv] : 0.0;
+        const int step = 4 * quarter + s;
+        const double2 pair = step >= w_first ? w[32 * step] : double2{0.0, 0.0};
+        frag[s][0] = pair.x;
+        frag[s][1] = pair.y;
       }
     };
 
@@ -207,7 +279,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
 #pragma unroll
         for (int i = 0; i < tiles; ++i) acc[mt][i][0] = acc[mt][i][1] = 0.0;
 #pragma unroll
-      for (int s = 0; s < 20; ++s) {
+      for (int s = 0; s < kVSteps; ++s) {
         const double* const zrow = zs + slot(r0 + j0 + 4 * s + t) * kLd + n0 + q;  // B(t, q) = Zw(k, n0 + 8 i + q)
 #pragma unroll
         for (int i = 0; i < tiles; ++i) {
@@ -291,17 +363,41 @@ bool band_blocks_supported(const CudaContext& ctx) {
   return prop.major >= 8 && prop.sharedMemPerBlockOptin >= shared_bytes(128);
 }
 
+namespace {
+// The checks pack_band_blocks and apply_band_blocks share.
+void check_packed_blocks(const char* who, const CudaContext& ctx, const double* v, const double* w, index_t ldv,
+                         index_t stride) {
+  const std::string name(who);
+  if (ldv < 1 || ldv > kSlots)
+    throw InvalidArgument("ldv", name + ": blocks need 1 to " + std::to_string(kSlots) + " rows, got " +
+                                     std::to_string(ldv));
+  const index_t least = std::max<index_t>(ldv * kSigma, band_block_packed_entries);
+  if (stride < least || stride % 2 != 0)
+    throw InvalidArgument("stride", name + ": blocks need an even stride of at least " + std::to_string(least) +
+                                        " entries, got " + std::to_string(stride));
+  if (reinterpret_cast<std::uintptr_t>(v) % 16 != 0 || reinterpret_cast<std::uintptr_t>(w) % 16 != 0)
+    throw InvalidArgument("v", name + ": V and W must start on 16-byte boundaries");
+  if (!band_blocks_supported(ctx))
+    throw InvalidArgument("space", name + ": needs compute capability 8.0 and " + std::to_string(shared_bytes(128)) +
+                                       " bytes of shared memory per block");
+}
+}  // namespace
+
+void pack_band_blocks(const CudaContext& ctx, index_t count, double* v, double* w, index_t ldv, index_t stride) {
+  check_packed_blocks("pack_band_blocks", ctx, v, w, ldv, stride);
+  if (count == 0) return;
+  pack_band_blocks_kernel<<<dim3(static_cast<unsigned>(count), 2), kPackThreads, 0, ctx.space().cuda_stream()>>>(
+      v, w, static_cast<int>(ldv), stride);
+  detail::check_cuda("pack_band_blocks_kernel launch", cudaGetLastError());
+}
+
 void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
-                       const double* w, index_t ldv, double* z, index_t ldz, index_t n, index_t m, int columns) {
+                       const double* w, index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m,
+                       int columns) {
   if (columns != 64 && columns != 128)
     throw InvalidArgument("columns", "apply_band_blocks: tiles of 64 or 128 columns, got " + std::to_string(columns));
-  if (ldv < 1 || ldv > kSlots)
-    throw InvalidArgument("ldv", "apply_band_blocks: blocks need 1 to " + std::to_string(kSlots) + " rows, got " +
-                                     std::to_string(ldv));
+  check_packed_blocks("apply_band_blocks", ctx, v, w, ldv, stride);
   if (ldz < n) throw InvalidArgument("ldz", "apply_band_blocks: ldz must be >= n");
-  if (!band_blocks_supported(ctx))
-    throw InvalidArgument("space", "apply_band_blocks: needs compute capability 8.0 and " +
-                                       std::to_string(shared_bytes(128)) + " bytes of shared memory per block");
   if (count == 0 || m == 0 || n == 0) return;
   const auto launch = [&](auto kernel, int cols) {
     const size_t bytes = shared_bytes(cols);
@@ -309,7 +405,7 @@ void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t co
                                                                     static_cast<int>(bytes)));
     const unsigned tiles = static_cast<unsigned>((m + cols - 1) / cols);
     kernel<<<tiles, block_threads(cols), bytes, ctx.space().cuda_stream()>>>(list, count, v, w, static_cast<int>(ldv),
-                                                                             z, ldz, n, m);
+                                                                             stride, z, ldz, n, m);
     detail::check_cuda("band_blocks_kernel launch", cudaGetLastError());
   };
   if (columns == 64) launch(band_blocks_kernel<64>, 64);

@@ -12,11 +12,14 @@
 #include "keig/views/scalar.hpp"
 
 namespace keig::backends::cuda {
-// One block of bt_sb2st's window apply: its V and W at q * ldv * 64 entries
+// One block of bt_sb2st's window apply: its V and W at q * stride entries
 // from the bases, its rows [row0, row0 + ldv) of Z.
 struct BandBlock {
   std::int64_t q, row0;
 };
+// Entries of a block's V or W in the order the window kernel reads them
+// (pack_band_blocks): a block's slot needs max(ldv * 64, this) entries.
+constexpr std::int64_t band_block_packed_entries = 6656;
 }  // namespace keig::backends::cuda
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -63,9 +66,14 @@ template <class T>
 // columns (64 or 128) of Z whose block rows stay in shared memory (FP64
 // tensor cores). list lives in device memory. band_blocks_supported:
 // compute capability 8.0 or newer with the kernel's shared memory.
+// pack_band_blocks rewrites blocks 0 .. count - 1 (column-major V and W,
+// leading dimension ldv, block q at q * stride, stride >= max(ldv * 64,
+// band_block_packed_entries), 16-byte aligned) in place into the order
+// apply_band_blocks reads; after it they are no longer column-major.
 bool band_blocks_supported(const CudaContext&);
+void pack_band_blocks(const CudaContext&, index_t count, double* v, double* w, index_t ldv, index_t stride);
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
-                       index_t ldv, double* z, index_t ldz, index_t n, index_t m, int columns);
+                       index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int columns);
 
 // X = A V for a real symmetric A (m x m, lower triangle referenced) and V,
 // X m x k, k <= 64, on the FP64 tensor cores, a thread block per 64 rows of
@@ -118,6 +126,7 @@ KEIG_CUDA_UNAVAILABLE(syevdx)
 KEIG_CUDA_UNAVAILABLE(sygvd)
 KEIG_CUDA_UNAVAILABLE(sygvdx)
 KEIG_CUDA_UNAVAILABLE(band_blocks_supported)
+KEIG_CUDA_UNAVAILABLE(pack_band_blocks)
 KEIG_CUDA_UNAVAILABLE(apply_band_blocks)
 KEIG_CUDA_UNAVAILABLE(symm_skinny_supported)
 KEIG_CUDA_UNAVAILABLE(symm_skinny_resident_rows)

@@ -440,6 +440,15 @@ inline index_t bt_sb2st_sigma(index_t n, index_t sigma) {
   return sigma < sweeps ? sigma : sweeps;
 }
 
+// Entries from one block's V (and W) to the next's in the workspace: with
+// fold_t and sigma = 64 room for the window kernel's packed order as well
+// (backends::cuda::pack_band_blocks), which needs more than ldv x 64 for
+// b < 41.
+inline index_t bt_sb2st_factor_stride(index_t ldv, index_t sigma, bool fold) {
+  const index_t packed = fold && sigma == 64 ? backends::cuda::band_block_packed_entries : 0;
+  return ldv * sigma > packed ? ldv * sigma : packed;
+}
+
 inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
   if (tuning.sweeps_per_block < 1)
     throw InvalidArgument("sweeps_per_block", "bt_sb2st: sweeps per block (sigma) must be >= 1, got " +
@@ -485,14 +494,16 @@ inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) { return bt_sb2st_wave
 // Workspace of the blocked variant (elements of T) for gemms of tuning.chunk
 // columns (a tuning with chunk = min(chunk, m) is enough for m columns): per
 // block of a batch of waves its T (sigma x sigma), V ((b + sigma - 1) x
-// sigma) and with fold_t W = V T (as V); per block of one wave X (sigma x
+// sigma, at least the window kernel's packed size with fold_t and sigma =
+// 64) and with fold_t W = V T (as V); per block of one wave X (sigma x
 // chunk) and without fold_t Y (as X). O(n (waves_per_batch (b + sigma) + chunk)).
 inline index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tuning) {
   const index_t slots = bt_sb2st_wave_blocks(n, b, tuning);  // validates the tuning
   const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
   const index_t ldv = (b > 0 ? b : 1) + sigma - 1;
-  const index_t factors = tuning.waves_per_batch * (sigma + ldv + (tuning.fold_t ? ldv : 0));
-  return slots * sigma * (factors + tuning.chunk + (tuning.fold_t ? 0 : tuning.chunk));
+  const index_t stride = detail::bt_sb2st_factor_stride(ldv, sigma, tuning.fold_t);
+  const index_t factors = tuning.waves_per_batch * (sigma * sigma + stride * (tuning.fold_t ? 2 : 1));
+  return slots * (factors + sigma * (tuning.chunk + (tuning.fold_t ? 0 : tuning.chunk)));
 }
 inline index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
   BtSb2stTuning tuning;
@@ -554,7 +565,8 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   // batched gemms the mg after them.
   bool window = false;
   if constexpr (backends::is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>)
-    window = tuning.window_apply && fold && sigma == 64 && ldv <= 128 && backends::cuda::band_blocks_supported(ctx);
+    window = tuning.window_apply && fold && sigma == 64 && ldv <= 128 && backends::cuda::band_blocks_supported(ctx) &&
+             reinterpret_cast<std::uintptr_t>(work.data()) % 16 == 0;  // its packed V and W are read 16 bytes a lane
   const index_t mw = !window ? 0 : (tuning.window_tiles > 0 ? std::min(m, tuning.window_tiles * tuning.window_columns) : m);
   const index_t mg = m - mw;
   T* const zg = z.data() + mw * ldz;  // the gemms' first column
@@ -562,12 +574,14 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const index_t batch = tuning.waves_per_batch, factor_slots = batch * slots;
   // Block q of a batch (its waves' blocks in order) keeps T, V and W at
   // position q of the first three; block p of a wave X and Y at position p.
+  const index_t stride = detail::bt_sb2st_factor_stride(ldv, sigma, fold);  // V's and W's block to block
   T* const tbase = work.data();
   T* const vbase = tbase + factor_slots * sigma * sigma;
-  T* const wbase = vbase + factor_slots * ldv * sigma;  // fold_t only
-  T* const xbase = wbase + (fold ? factor_slots * ldv * sigma : 0);
+  T* const wbase = vbase + factor_slots * stride;  // fold_t only
+  T* const xbase = wbase + (fold ? factor_slots * stride : 0);
   T* const ybase = xbase + slots * sigma * cw;  // without fold_t only
-  const Matrix<T, ExecSpace> tbuf(tbase, sigma * sigma, factor_slots), vbuf(vbase, ldv * sigma, factor_slots);
+  const Matrix<T, ExecSpace> tbuf(tbase, sigma * sigma, factor_slots);
+  const auto vbuf = make_matrix<T, ExecSpace>(vbase, ldv * sigma, factor_slots, stride);
 
   // Host plan: each wave's existing blocks, full-height ones first.
   struct Entry {
@@ -613,9 +627,9 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const auto plan_h = Kokkos::create_mirror_view(plan);
   const auto address = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
   for (index_t q = 0; q < factor_slots; ++q) {
-    plan_h(q) = address(vbase + q * ldv * sigma);
+    plan_h(q) = address(vbase + q * stride);
     plan_h(factor_slots + q) = address(tbase + q * sigma * sigma);
-    plan_h(2 * factor_slots + q) = fold ? address(wbase + q * ldv * sigma) : 0;
+    plan_h(2 * factor_slots + q) = fold ? address(wbase + q * stride) : 0;
   }
   for (index_t p = 0; p < slots; ++p) {
     plan_h(xy_base + p) = address(xbase + p * sigma * cw);
@@ -754,15 +768,9 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, sigma, sigma, T(1), vp, ldv, tp, sigma,
                                            T(0), wp, ldv, count);
     if (tuning.t_factor_only) continue;
-    if constexpr (backends::is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>) {
-      if (window)
-        backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vbase, wbase, ldv, z.data(), ldz, n, mw,
-                                          tuning.window_columns);
-    }
-    if (mg == 0) continue;
     // 2. Per wave, Z(rows, chunk) -= V (T (V^H Z(rows, chunk))) on the
     // gemms' columns: BLAS-3 on tensor cores.
-    for (index_t wi = w0; wi < w1; ++wi) {
+    for (index_t wi = w0; mg > 0 && wi < w1; ++wi) {
       const WavePlan& w = waves[wi];
       const index_t q0 = w.first - first;  // the wave's first block in the batch
       T* const* const vq = vp + q0;
@@ -788,11 +796,11 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
           const Entry& e = entries[w.first + p];
           const auto zb = make_matrix<T, ExecSpace>(zg + e.row0 + c0 * ldz, e.len, cols, ldz);
           const index_t q = q0 + p;
-          const auto v = make_matrix<T, ExecSpace>(vbase + q * ldv * sigma, e.len, sigma, ldv);
+          const auto v = make_matrix<T, ExecSpace>(vbase + q * stride, e.len, sigma, ldv);
           const auto x = make_matrix<T, ExecSpace>(xbase + p * sigma * cw, sigma, cols, sigma);
           backends::gemm<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, T(1), v, zb, T(0), x);
           if (fold) {
-            const auto wm = make_matrix<T, ExecSpace>(wbase + q * ldv * sigma, e.len, sigma, ldv);
+            const auto wm = make_matrix<T, ExecSpace>(wbase + q * stride, e.len, sigma, ldv);
             backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), wm, x, T(1), zb);
           } else {
             const auto tm = make_matrix<T, ExecSpace>(tbase + q * sigma * sigma, sigma, sigma, sigma);
@@ -801,6 +809,15 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
             backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), v, y, T(1), zb);
           }
         }
+      }
+    }
+    // 3. The window kernel on its columns, after the gemms: its packing
+    // overwrites the column-major V and W they read.
+    if constexpr (backends::is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>) {
+      if (window) {
+        backends::cuda::pack_band_blocks(ctx, count, vbase, wbase, ldv, stride);
+        backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vbase, wbase, ldv, stride, z.data(),
+                                          ldz, n, mw, tuning.window_columns);
       }
     }
   }
