@@ -2,10 +2,13 @@
 // reference, Cholesky, QR + triangular factor, and the host tridiagonal
 // eigensolvers; plus the generators' known spectra.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "keig/backends/cuda.hpp"
 #include "keig/backends/lapack.hpp"
 #include "keig/backends/tridiagonal.hpp"
 #include "keig/backends/warp.hpp"
@@ -199,6 +202,83 @@ TYPED_TEST(Backends, SymmLowerSkinny) {
     EXPECT_EQ(error.argument(), "space") << error.what();
   }
 }
+
+// bt_sb2st's window kernel on its own (CUDA, real double): random V and W
+// with the sparsity the kernel relies on (V(r, j) only for j <= r < j + 64,
+// W(r, j) = 0 for r >= j + 64), packed in place by pack_band_blocks, then
+// applied by tiles of 64 and 128 columns (a part tile included) to blocks
+// that continue a window, start a new one, and reach past Z's last row;
+// against Z(rows, :) -= W (V^T Z(rows, :)) block by block on the host. Bad
+// strides, alignment and block heights are refused naming the argument.
+template <class S>
+void check_band_blocks() {
+  if constexpr (!backends::is_cuda_space_v<S>) {
+    GTEST_SKIP() << "the window kernel is CUDA's (other spaces run bt_sb2st's batched gemms)";
+  } else {
+    backends::Context<S> ctx{S()};
+    if (!backends::cuda::band_blocks_supported(ctx)) GTEST_SKIP() << "needs compute capability 8.0";
+    using BandBlock = backends::cuda::BandBlock;
+    const index_t n = 300, m = 100;
+    std::mt19937_64 rng(41);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    for (index_t b : {index_t(64), index_t(32)})
+      for (int columns : {64, 128}) {
+        SCOPED_TRACE("b=" + std::to_string(b) + " columns=" + std::to_string(columns));
+        const index_t ldv = b + 63;
+        const index_t stride = std::max<index_t>(ldv * 64, backends::cuda::band_block_packed_entries);
+        const std::vector<index_t> rows0 = {1, 1 + b, 1 + 2 * b, 0, b, 2 * b, n - 40};
+        const index_t count = static_cast<index_t>(rows0.size());
+        Kokkos::View<double*, Kokkos::HostSpace> vh("v", count * stride), wh("w", count * stride);
+        for (index_t q = 0; q < count; ++q)
+          for (index_t j = 0; j < 64; ++j)
+            for (index_t r = 0; r < ldv; ++r) {
+              // scaled so that the seven blocks keep Z's entries of order one
+              vh(q * stride + r + j * ldv) = r >= j && r < j + 64 ? uniform(rng) / 16 : 0.0;
+              wh(q * stride + r + j * ldv) = r < j + 64 ? uniform(rng) / 16 : 0.0;
+            }
+        HostMatrix<double> z = random_matrix<double>(n, m, 42);
+        const auto zd = to_space(z);
+        // The host reference, block by block in list order.
+        for (index_t q = 0; q < count; ++q) {
+          const index_t r0 = rows0[q], rows = std::min(ldv, n - r0);
+          for (index_t c = 0; c < m; ++c) {
+            double x[64];
+            for (index_t j = 0; j < 64; ++j) {
+              x[j] = 0.0;
+              for (index_t r = 0; r < rows; ++r) x[j] += vh(q * stride + r + j * ldv) * z(r0 + r, c);
+            }
+            for (index_t r = 0; r < rows; ++r)
+              for (index_t j = 0; j < 64; ++j) z(r0 + r, c) -= wh(q * stride + r + j * ldv) * x[j];
+          }
+        }
+        auto vd = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), vh);
+        auto wd = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), wh);
+        Kokkos::View<BandBlock*, Kokkos::HostSpace> list_h("list", count);
+        for (index_t q = 0; q < count; ++q) list_h(q) = BandBlock{q, rows0[q]};
+        auto list = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), list_h);
+        backends::cuda::pack_band_blocks(ctx, count, vd.data(), wd.data(), ldv, stride);
+        backends::cuda::apply_band_blocks(ctx, list.data(), count, vd.data(), wd.data(), ldv, stride, zd.data(), n, n,
+                                          m, columns);
+        double scale = 1.0;
+        for (index_t c = 0; c < m; ++c)
+          for (index_t r = 0; r < n; ++r) scale = std::max(scale, std::abs(z(r, c)));
+        EXPECT_LE(max_diff(to_host(zd), z), 1e-13 * scale);
+        const auto expect_refused = [&](const std::string& argument, index_t bad_ldv, index_t bad_stride, int shift) {
+          try {
+            backends::cuda::pack_band_blocks(ctx, count, vd.data() + shift, wd.data(), bad_ldv, bad_stride);
+            ADD_FAILURE() << "no exception for " << argument;
+          } catch (const InvalidArgument& error) {
+            EXPECT_EQ(error.argument(), argument) << error.what();
+          }
+        };
+        expect_refused("stride", ldv, stride - 2, 0);
+        expect_refused("v", ldv, stride, 1);
+        expect_refused("ldv", 129, 129 * 64, 0);
+      }
+  }
+}
+
+TEST(BandBlocks, PackedApplyMatchesHostProduct) { check_band_blocks<Space>(); }
 
 TYPED_TEST(Backends, PotrfFactorsAndReportsTheMinor) {
   using T = TypeParam;
