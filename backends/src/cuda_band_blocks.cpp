@@ -347,6 +347,23 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
       // The next iteration's test, on the window after this block. ahead is
       // written on every iteration (zeros when unused), so the compiler
       // does not keep it alive through the products.
+      // V and W of the block after next into L2 (736 lines of 128 bytes,
+      // packed): the tiles drift apart along the list, and a batch's V and W
+      // (about 190 MB at n = 16384) outgrow L2, so without it many tiles
+      // waited on DRAM for them (H200, n = m = 16384: 0.528-0.550 -> 0.517
+      // s; two blocks ahead beat one and three; an L2 evict_last policy on
+      // their loads instead: 0.538-0.543 s). Z's entering rows asked for
+      // the same way made the kernel slower (README).
+      if (e + 2 < count) {
+        const index_t q2 = list[e + 2].q;
+        const char* const v2 = reinterpret_cast<const char*>(vbase + q2 * stride);
+        const char* const w2 = reinterpret_cast<const char*>(wbase + q2 * stride);
+        constexpr int kVLines = 4 * kVSteps * 64 * 8 / 128, kLines = kVLines + int(band_block_packed_entries) * 8 / 128;
+        for (int l = tid; l < kLines; l += kThreads) {
+          const char* const line = l < kVLines ? v2 + 128 * l : w2 + 128 * (l - kVLines);
+          asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
+        }
+      }
       const index_t r0_next = next.row0, end_next = r0_next + ldv;
       have_ahead = e + 1 < count && continues(r0_next) && end_next > hi && end_next - hi <= 8 * kOctets;
       fetch(hi, have_ahead ? end_next : hi, 0, ahead);
