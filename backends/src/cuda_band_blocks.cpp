@@ -14,7 +14,7 @@
 // traffic that grows with the blocks. This is seed 004's column-group kernel (one team per group of
 // eigenvector columns, a sliding b-row window) with the reflectors of a block
 // applied as one compact-WY product: Zw -= W (V^T Zw), W = V T. Raw CUDA
-// rather than a Kokkos team kernel: the window needs 105-203 KB of shared
+// rather than a Kokkos team kernel: the window needs 111-209 KB of shared
 // memory, and Kokkos 3.4 gives a team at most 40 KB.
 #include <cuda_runtime.h>
 
@@ -36,9 +36,15 @@ constexpr int kSigma = 64;     // reflectors per block: columns of V and W, rows
 // Threads of a thread block for tiles of Cols columns: 8 warps per 64
 // columns, so every warp does the same work in either shape.
 __host__ __device__ constexpr int block_threads(int cols) { return 4 * cols; }
-// Shared row stride in doubles for tiles of Cols columns (Cols + 4: the
-// fragment loads of a half warp hit distinct banks).
-__host__ __device__ constexpr int row_stride(int cols) { return cols + 4; }
+// Shared row stride in doubles for tiles of Cols columns. Cols + 8 (8 mod 16
+// doubles): consecutive rows start half the 16 bank pairs apart, so the
+// 16-byte accesses of the accumulators (rows q, columns 2t, 2t + 1) and the
+// fragment loads (rows t, columns q) need the fewest wavefronts; the window
+// rows are swizzled on top (swz below) for the entering and leaving rows.
+// With Cols + 4 the accumulators' 8-byte accesses took twice the
+// wavefronts (ncu: 30 % of the shared wavefronts were bank conflicts;
+// H200, n = m = 16384: 0.515-0.528 -> 0.498-0.509 s).
+__host__ __device__ constexpr int row_stride(int cols) { return cols + 8; }
 constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_stride(cols) * sizeof(double); }
 
 // V and W in the order of the warps' mma fragments (pack_band_blocks), so
@@ -109,9 +115,9 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(double* 
   }
 }
 
-// Cols = 64: two thread blocks of 8 warps per multiprocessor (105 KB of
+// Cols = 64: two thread blocks of 8 warps per multiprocessor (111 KB of
 // shared memory each, at most 128 registers a thread); Cols = 128: one of 16
-// warps (203 KB), each warp with the work of a 64-column warp, so that the
+// warps (209 KB), each warp with the work of a 64-column warp, so that the
 // two halves share each block's V and W. H200, n = m = 16384 (32768):
 // 0.575 (4.47) s with 64 columns, 0.623 (4.82) s with 128 (0.75 s when 8
 // warps did the 128 columns): all 16 warps of a multiprocessor then wait at
@@ -131,11 +137,14 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
   const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
   double* const zt = z + c0 * ldz;
   const auto slot = [](index_t r) { return static_cast<int>(r & (kSlots - 1)); };
+  // Column c of window slot sl lives at sl * kLd + (c ^ swz(sl)).
+  const auto swz = [](int sl) { return (sl & 2) << 1; };
   for (int i = tid; i < kSlots * kLd; i += kThreads) zs[i] = 0.0;
   // Entering and leaving rows move in tiles of 8 rows x 4 columns per warp:
   // lane = 8 c + r reads 64 contiguous bytes of each of 4 columns of Z, and
-  // the 32 lanes' shared slots (kLd r + c doubles apart, kLd = 4 mod 16) fall
-  // on the 16 bank pairs twice each, the least a warp of doubles needs. A
+  // the 32 lanes' shared slots (kLd r + (c ^ swz(r)) doubles apart, kLd = 8
+  // mod 16, swz flipping column bit 2 on rows 2, 3 mod 4) fall on the 16
+  // bank pairs twice each, the least a warp of doubles needs. A
   // thread always moves the same kCols / 32 columns, 4 warp + (lane / 8) +
   // 32 j, at rows 8 i + lane % 8 of the range, so its column pointers are
   // formed once (the former row-by-row mapping divided by the row count
@@ -153,10 +162,11 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
   const auto flush = [&](index_t from, index_t to) {
     const int rows = static_cast<int>((to < n ? to : n) - from);
     for (int r = lr; r < rows; r += 8) {
-      const double* const zrow = zs + slot(from + r) * kLd;
+      const int sl = slot(from + r);
+      const double* const zrow = zs + sl * kLd;
 #pragma unroll
       for (int j = 0; j < kMine; ++j)
-        if (my_col[j] < cols) my_z[j][from + r] = zrow[my_col[j]];
+        if (my_col[j] < cols) my_z[j][from + r] = zrow[my_col[j] ^ swz(sl)];
     }
   };
   // Loads in batches of 16 per thread (kOctets row octets), all issued
@@ -180,9 +190,10 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     for (int o = 0; o < kOctets; ++o) {
       const int r = first + lr + 8 * o;
       if (r < rows) {
-        double* const zrow = zs + slot(from + r) * kLd;
+        const int sl = slot(from + r);
+        double* const zrow = zs + sl * kLd;
 #pragma unroll
-        for (int j = 0; j < kMine; ++j) zrow[my_col[j]] = buf[o][j];
+        for (int j = 0; j < kMine; ++j) zrow[my_col[j] ^ swz(sl)] = buf[o][j];
       }
     }
   };
@@ -280,7 +291,8 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
         for (int i = 0; i < tiles; ++i) acc[mt][i][0] = acc[mt][i][1] = 0.0;
 #pragma unroll
       for (int s = 0; s < kVSteps; ++s) {
-        const double* const zrow = zs + slot(r0 + j0 + 4 * s + t) * kLd + n0 + q;  // B(t, q) = Zw(k, n0 + 8 i + q)
+        const int sl = slot(r0 + j0 + 4 * s + t);
+        const double* const zrow = zs + sl * kLd + n0 + (q ^ swz(sl));  // B(t, q) = Zw(k, n0 + 8 i + q)
 #pragma unroll
         for (int i = 0; i < tiles; ++i) {
           const double b = zrow[8 * i];
@@ -296,8 +308,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
 #pragma unroll
         for (int i = 0; i < tiles; ++i) {
           double* const x = xs + (j0 + 8 * mt + q) * kLd + n0 + 8 * i + 2 * t;
-          x[0] = -acc[mt][i][0];
-          x[1] = -acc[mt][i][1];
+          *reinterpret_cast<double2*>(x) = double2{-acc[mt][i][0], -acc[mt][i][1]};
         }
     }
     __syncthreads();
@@ -311,9 +322,10 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
         for (int i = 0; i < tiles; ++i) {
-          const double* const zr = zs + slot(r0 + m0 + 8 * mt + q) * kLd + c1 + 8 * i + 2 * t;
-          acc[mt][i][0] = zr[0];
-          acc[mt][i][1] = zr[1];
+          const int sl = slot(r0 + m0 + 8 * mt + q);
+          const double2 pair = *reinterpret_cast<const double2*>(zs + sl * kLd + c1 + 8 * i + (2 * t ^ swz(sl)));
+          acc[mt][i][0] = pair.x;
+          acc[mt][i][1] = pair.y;
         }
 #pragma unroll
       for (int quarter = 0; quarter < 4; ++quarter) {
@@ -337,9 +349,9 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
         if (row >= ldv) continue;  // the ring slot past the block belongs to row r0 - 1
 #pragma unroll
         for (int i = 0; i < tiles; ++i) {
-          double* const zr = zs + slot(r0 + row) * kLd + c1 + 8 * i + 2 * t;
-          zr[0] = acc[mt][i][0];
-          zr[1] = acc[mt][i][1];
+          const int sl = slot(r0 + row);
+          *reinterpret_cast<double2*>(zs + sl * kLd + c1 + 8 * i + (2 * t ^ swz(sl))) =
+              double2{acc[mt][i][0], acc[mt][i][1]};
         }
       }
     }
