@@ -400,14 +400,17 @@ struct BtSb2stTuning {
 // at most 8192 columns keep X and W at O(n chunk) (about n/2 rows of blocks
 // per wave). The window apply takes its tiles of 64 columns (two resident
 // per multiprocessor, `places` in all) where they fill at least 80 % of the
-// places over the rounds they need, or, within one round, at least a third
+// places over the rounds they need, or, within one round, at least a fifth
 // of them: each tile is one thread block's walk over all blocks, so a part
-// round costs a whole walk. H200, 264 places, window against gemms: n = m
-// = 4096, 64 tiles: 0.030 against 0.027 s; 6144, 96 tiles: 0.065 / 0.069 s;
-// 8192, 128: 0.112 / 0.142 s; 10884, 171: 0.269 / 0.332 s; 16384, 256:
-// 0.597 / 0.99 s. Past one round, where the rounds are filled less, the
-// window takes the whole rounds' tiles and the gemms the columns past them
-// (window_tiles; 20694, 324 tiles: 1.36 against 2.04 s for the gemms alone).
+// round costs a whole walk. H200, 264 places, window (with V and W packed,
+// 2026-11-23) against gemms: n = m = 3072, 48 tiles: 0.0127 against 0.0120
+// s; 4096, 64: 0.0211 / 0.0232 s; 4608, 72: 0.0265 / 0.0311 s; 5120, 80:
+// 0.0319 / 0.0401 s; 6144, 96: 0.0448 / 0.0634 s; 8192, 128: 0.077 / 0.133
+// s; 16384, 256: 0.507 / 0.976 s (before the packing the window lost at
+// 4096 and took a third of a round). Past one round, where the rounds are
+// filled less, the window takes the whole rounds' tiles and the gemms the
+// columns past them (window_tiles; 20694, 324 tiles: 1.207 against 2.009 s
+// for the gemms alone; two whole rounds would take about 1.7 s).
 template <class ExecSpace>
 BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
   BtSb2stTuning tuning;
@@ -422,7 +425,7 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
     tuning.chunk = m < 8192 ? (m > 0 ? m : 1) : 8192;
     const index_t tiles = (m + tuning.window_columns - 1) / tuning.window_columns;
     const index_t places = 2 * index_t(backends::multiprocessors(space)), rounds = (tiles + places - 1) / places;
-    tuning.window_apply = 5 * tiles >= 4 * rounds * places || (tiles < places && 3 * tiles >= places);
+    tuning.window_apply = 5 * tiles >= 4 * rounds * places || (tiles < places && 5 * tiles >= places);
     if (!tuning.window_apply && tiles >= places) {
       tuning.window_apply = true;
       tuning.window_tiles = tiles / places * places;
