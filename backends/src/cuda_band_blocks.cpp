@@ -364,8 +364,11 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
       // (about 190 MB at n = 16384) outgrow L2, so without it many tiles
       // waited on DRAM for them (H200, n = m = 16384: 0.528-0.550 -> 0.517
       // s; two blocks ahead beat one and three; an L2 evict_last policy on
-      // their loads instead: 0.538-0.543 s). Z's entering rows asked for
-      // the same way made the kernel slower (README).
+      // their loads instead: 0.538-0.543 s). The prefetched lines are marked
+      // evict_last, so that Z's streamed rows leave L2 before them (0.499-
+      // 0.504 -> 0.491-0.492 s; Z's rows loaded and stored as streaming
+      // instead: 0.495-0.504 s). Z's entering rows asked for the same way
+      // made the kernel slower (README).
       if (e + 2 < count) {
         const index_t q2 = list[e + 2].q;
         const char* const v2 = reinterpret_cast<const char*>(vbase + q2 * stride);
@@ -373,7 +376,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
         constexpr int kVLines = 4 * kVSteps * 64 * 8 / 128, kLines = kVLines + int(band_block_packed_entries) * 8 / 128;
         for (int l = tid; l < kLines; l += kThreads) {
           const char* const line = l < kVLines ? v2 + 128 * l : w2 + 128 * (l - kVLines);
-          asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
+          asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(line));
         }
       }
       const index_t r0_next = next.row0, end_next = r0_next + ldv;
