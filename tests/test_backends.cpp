@@ -225,7 +225,7 @@ void check_band_blocks() {
       for (int columns : {64, 128}) {
         SCOPED_TRACE("b=" + std::to_string(b) + " columns=" + std::to_string(columns));
         const index_t ldv = b + 63;
-        const index_t stride = std::max<index_t>(ldv * 64, backends::cuda::band_block_packed_entries);
+        const index_t stride = backends::cuda::band_block_min_stride(ldv);
         const std::vector<index_t> rows0 = {1, 1 + b, 1 + 2 * b, 0, b, 2 * b, n - 40};
         const index_t count = static_cast<index_t>(rows0.size());
         Kokkos::View<double*, Kokkos::HostSpace> vh("v", count * stride), wh("w", count * stride);

@@ -18,7 +18,6 @@
 // memory, and Kokkos 3.4 gives a team at most 40 KB.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -99,10 +98,9 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(double* 
         if (step < w_offset(5)) i = step / 16;
         else if (step < w_offset(6)) i = 5;
         else if (step < w_offset(7)) i = 6;
-        const int first = i < 5 ? 0 : (i == 5 ? w_first_step(5) : (i == 6 ? w_first_step(6) : w_first_step(7)));
         const int offset = i < 5 ? 16 * i : (i == 5 ? w_offset(5) : (i == 6 ? w_offset(6) : w_offset(7)));
         row = 16 * i + 8 * h + q;
-        col = 4 * (first + step - offset) + t;
+        col = 4 * (w_first_step(i) + step - offset) + t;
       }
     }
     mine[j] = row < ldv ? base[row + index_t(col) * ldv] : 0.0;
@@ -356,9 +354,6 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
       }
     }
     {
-      // The next iteration's test, on the window after this block. ahead is
-      // written on every iteration (zeros when unused), so the compiler
-      // does not keep it alive through the products.
       // V and W of the block after next into L2 (736 lines of 128 bytes,
       // packed): the tiles drift apart along the list, and a batch's V and W
       // (about 190 MB at n = 16384) outgrow L2, so without it many tiles
@@ -379,6 +374,9 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
           asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(line));
         }
       }
+      // The next iteration's test, on the window after this block. ahead is
+      // written on every iteration (zeros when unused), so the compiler
+      // does not keep it alive through the products.
       const index_t r0_next = next.row0, end_next = r0_next + ldv;
       have_ahead = e + 1 < count && continues(r0_next) && end_next > hi && end_next - hi <= 8 * kOctets;
       fetch(hi, have_ahead ? end_next : hi, 0, ahead);
@@ -403,7 +401,7 @@ void check_packed_blocks(const char* who, const CudaContext& ctx, const double* 
   if (ldv < 1 || ldv > kSlots)
     throw InvalidArgument("ldv", name + ": blocks need 1 to " + std::to_string(kSlots) + " rows, got " +
                                      std::to_string(ldv));
-  const index_t least = std::max<index_t>(ldv * kSigma, band_block_packed_entries);
+  const index_t least = band_block_min_stride(ldv);
   if (stride < least || stride % 2 != 0)
     throw InvalidArgument("stride", name + ": blocks need an even stride of at least " + std::to_string(least) +
                                         " entries, got " + std::to_string(stride));

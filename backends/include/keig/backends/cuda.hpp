@@ -18,8 +18,12 @@ struct BandBlock {
   std::int64_t q, row0;
 };
 // Entries of a block's V or W in the order the window kernel reads them
-// (pack_band_blocks): a block's slot needs max(ldv * 64, this) entries.
+// (pack_band_blocks), and the least stride from one block's V (or W) to the
+// next's: room for either the column-major ldv x 64 or the packed order.
 constexpr std::int64_t band_block_packed_entries = 6656;
+constexpr std::int64_t band_block_min_stride(std::int64_t ldv) {
+  return ldv * 64 > band_block_packed_entries ? ldv * 64 : band_block_packed_entries;
+}
 }  // namespace keig::backends::cuda
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -67,8 +71,8 @@ template <class T>
 // tensor cores). list lives in device memory. band_blocks_supported:
 // compute capability 8.0 or newer with the kernel's shared memory.
 // pack_band_blocks rewrites blocks 0 .. count - 1 (column-major V and W,
-// leading dimension ldv, block q at q * stride, stride >= max(ldv * 64,
-// band_block_packed_entries), 16-byte aligned) in place into the order
+// leading dimension ldv, block q at q * stride, stride >=
+// band_block_min_stride(ldv), 16-byte aligned) in place into the order
 // apply_band_blocks reads; after it they are no longer column-major.
 bool band_blocks_supported(const CudaContext&);
 void pack_band_blocks(const CudaContext&, index_t count, double* v, double* w, index_t ldv, index_t stride);

@@ -448,8 +448,7 @@ inline index_t bt_sb2st_sigma(index_t n, index_t sigma) {
 // (backends::cuda::pack_band_blocks), which needs more than ldv x 64 for
 // b < 41.
 inline index_t bt_sb2st_factor_stride(index_t ldv, index_t sigma, bool fold) {
-  const index_t packed = fold && sigma == 64 ? backends::cuda::band_block_packed_entries : 0;
-  return ldv * sigma > packed ? ldv * sigma : packed;
+  return fold && sigma == 64 ? backends::cuda::band_block_min_stride(ldv) : ldv * sigma;
 }
 
 inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
