@@ -10,8 +10,9 @@
 //              [--solver auto|dc|mrrr|bisection] [--runs R]   (eigh, generalized: the fastest of R solves, keig and peer alike)
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
 //              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,2,3,4]
-//              [--batches 1,8]
-//                                            (bt_sb2st block shapes; suite bt_sb2st only, not in "all")
+//              [--batches 1,8] [--cols M]
+//                                            (bt_sb2st block shapes, M wanted columns (default n);
+//                                             suite bt_sb2st only, not in "all")
 //              [--groups 1,2,4]              (sy2sb: panels per trailing update; suite sy2sb only)
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
@@ -57,6 +58,7 @@ struct Args {
   std::vector<std::string> t_factors = {"gram"};
   std::vector<int> fold_t = {0, 1};
   std::vector<index_t> batches = {8};  // bt_sb2st waves per T-factor batch
+  index_t cols = 0;                    // bt_sb2st: wanted columns of Z (0: n), as for a subset of pairs
   std::vector<index_t> groups;         // sy2sb suite: panels per update to time besides the default (and 1)
   std::vector<index_t> blocks;         // sy2sb suite: Blocked update block-column widths to time besides the default
 };
@@ -77,7 +79,7 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--solver auto|dc|mrrr|bisection] [--runs R]\n"
                "                  [--symv-segments S1,S2,...]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,2,3,4]\n"
-               "                  [--batches B1,B2,...] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n",
+               "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n",
                error.c_str());
   std::exit(2);
 }
@@ -92,10 +94,10 @@ struct Row {
 // the execution space (host generation would dominate at n = 32768).
 template <class T, class Space>
 void fill_random_hermitian(const Space& space, const keig::Matrix<T, Space>& a, std::uint64_t seed) {
-  const index_t n = a.extent(0);
+  const index_t rows = a.extent(0), cols = a.extent(1);  // a rectangle: its entries as in the square's
   using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
   Kokkos::parallel_for(
-      "keig::bench::fill", Policy(space, {0, 0}, {n, n}), KOKKOS_LAMBDA(const index_t i, const index_t j) {
+      "keig::bench::fill", Policy(space, {0, 0}, {rows, cols}), KOKKOS_LAMBDA(const index_t i, const index_t j) {
         const index_t r = i > j ? i : j, c = i > j ? j : i;
         auto uniform = [&](std::uint64_t salt) {  // splitmix64 of (r, c, salt) -> [-sqrt(3), sqrt(3)]
           std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (std::uint64_t(r) * 2654435761ull + std::uint64_t(c) + salt);
@@ -892,8 +894,8 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
   const double cx = keig::is_complex_v<T> ? 4.0 : 1.0;
   bool ok = true;
   for (index_t n : args.sizes) {
-    const index_t m = n;
-    // Random band -> sb2st with reflectors (the dense source borrows Z).
+    const index_t m = args.cols > 0 && args.cols < n ? args.cols : n;
+    // Random band -> sb2st with reflectors (the dense source borrows the reflector storage).
     auto z_owned = keig::allocate_matrix<T>(space, "keig::bench::Z", n, m);
     auto z0_owned = keig::allocate_matrix<T>(space, "keig::bench::Z0", n, m);
     auto zref_owned = keig::allocate_matrix<T>(space, "keig::bench::Zref", n, m);
@@ -905,8 +907,8 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
       auto d = keig::allocate_vector<R>(space, "keig::bench::d", n);
       auto e = keig::allocate_vector<R>(space, "keig::bench::e", n);
       auto work = keig::allocate_vector<T>(space, "keig::bench::sb2st_work", st::sb2st_workspace_size(n, b));
-      fill_random_hermitian<T>(space, z, 3);
-      st::dense_to_band<T, Space>(space, z, b, keig::Matrix<T, Space>(ab));
+      fill_random_hermitian<T>(space, store, 3);
+      st::dense_to_band<T, Space>(space, store, b, keig::Matrix<T, Space>(ab));
       space.fence();
       Kokkos::Timer timer;
       st::sb2st<T, Space>(space, b, keig::Matrix<T, Space>(ab), keig::Vector<R, Space>(d), keig::Vector<R, Space>(e),
@@ -1169,6 +1171,9 @@ int main(int argc, char** argv) {
         args.blocks.push_back(std::stoll(v));
         if (args.blocks.back() < 1) usage("--blocks takes block-column widths >= 1");
       }
+    } else if (k == "--cols") {
+      args.cols = std::stoll(value());
+      if (args.cols < 1) usage("--cols takes a column count >= 1");
     } else if (k == "--fold-t") {
       args.fold_t.clear();
       for (const auto& v : split(value())) args.fold_t.push_back(std::stoi(v));
