@@ -411,11 +411,25 @@ struct BtSb2stTuning {
 // filled less, the window takes the whole rounds' tiles and the gemms the
 // columns past them (window_tiles; 20694, 324 tiles: 1.207 against 2.009 s
 // for the gemms alone; two whole rounds would take about 1.7 s).
+// Below this many wanted columns GPUs take blocks of 32 sweeps (below).
+// H200, keig-bench --suite bt_sb2st --cols m --sweeps 32,64 --t-factors gram
+// --fold-t 1 --batches 16 --chunks n, sigma 32 against 64: n = 16384, m =
+// 164 / 1024 / 2048: 0.051 / 0.114 / 0.191 against 0.059 / 0.109 / 0.170 s
+// (even near m = 690); n = 30504, m = 305 / 1024 / 2048: 0.177 / 0.376 /
+// 0.649 against 0.237 / 0.371 / 0.570 s (even near m = 970).
+inline constexpr index_t bt_sb2st_few_columns = 768;
+
 template <class ExecSpace>
 BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
   BtSb2stTuning tuning;
   if constexpr (backends::is_cuda_space_v<ExecSpace>) {
-    tuning.sweeps_per_block = 64;
+    // Few wanted columns (a subset of pairs): V, T and W cost the same
+    // whatever m, and with 64 sweeps a block they cost more than the gemms
+    // on Z. Blocks of 32 sweeps form them in a third of the time, for gemms
+    // a third slower (H200, n = 30504, m = 305, Gram T, W = V T: 0.177 s
+    // against 0.237 s, of which V, T and W 0.041 against 0.133 s). The
+    // window kernel needs blocks of 64.
+    tuning.sweeps_per_block = m < bt_sb2st_few_columns ? 32 : 64;
     tuning.fold_t = true;
     // 16 waves per batch: half the launches of 8, and a window tile reloads
     // its rows at a group's first block once per 16 steps instead of 8
@@ -425,8 +439,10 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
     tuning.chunk = m < 8192 ? (m > 0 ? m : 1) : 8192;
     const index_t tiles = (m + tuning.window_columns - 1) / tuning.window_columns;
     const index_t places = 2 * index_t(backends::multiprocessors(space)), rounds = (tiles + places - 1) / places;
-    tuning.window_apply = 5 * tiles >= 4 * rounds * places || (tiles < places && 5 * tiles >= places);
-    if (!tuning.window_apply && tiles >= places) {
+    const bool window_blocks = tuning.sweeps_per_block == 64;  // the window kernel's blocks
+    tuning.window_apply =
+        window_blocks && (5 * tiles >= 4 * rounds * places || (tiles < places && 5 * tiles >= places));
+    if (window_blocks && !tuning.window_apply && tiles >= places) {
       tuning.window_apply = true;
       tuning.window_tiles = tiles / places * places;
     }
