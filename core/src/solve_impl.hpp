@@ -224,7 +224,12 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
-  index_t b = options.band_width > 0 ? options.band_width : stages::Sy2sbTuning<ExecSpace>::band(vectors);
+  const index_t wanted = !vectors                                ? 0
+                         : options.range.kind == Range::Kind::All   ? n
+                         : options.range.kind == Range::Kind::Index ? index_t(options.range.iu - options.range.il + 1)
+                                                                    : -1;
+  index_t b =
+      options.band_width > 0 ? options.band_width : stages::Sy2sbTuning<ExecSpace>::band(vectors, n, wanted);
   if (b > n - 1) b = n > 1 ? n - 1 : 1;  // a wider band is the whole matrix
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
   auto tau = allocate_vector<T>(space, "keig::sy2sb::tau", n);
@@ -357,12 +362,20 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // 0.95x / 1.00x there and 1.02x / 1.05x at 7168 / 8192 (earlier). The 1 %
   // smallest pairs (keig's device inverse iteration against Xsyevdx): 0.89x
   // at 4096, 1.29x at 5120 (1.11-1.36x for the other types).
+  // An index range of fewer than Sy2sbTuning::few_vectors pairs runs on the
+  // band of 32 (2026-11-23, fourth stop), and in double precision from n =
+  // 4096 / 4000: double 0.90x / 1.19x at 3072 / 4096, complex<double> 0.98x
+  // / 1.43x; generalized 0.83x / 1.08x and 0.88x / 1.33x at 3000 / 4000;
+  // float and complex<float> still lose there (0.89x / 0.91x at 4096, 0.84x
+  // / 0.89x generalized at 4000).
   constexpr bool single = sizeof(real_t<T>) == 4;
+  const bool few_double_pairs = !single && options.range.kind == Range::Kind::Index &&
+                                options.range.iu - options.range.il + 1 < stages::Sy2sbTuning<ExecSpace>::few_vectors;
   if (!problem.generalized) {
     if (!problem.vectors) return n >= (single ? 5120 : 3072) ? Method::TwoStage : Method::Vendor;
     if (options.range.kind == Range::Kind::All)
       return n >= (single && is_complex_v<T> ? 8192 : 5120) ? Method::TwoStage : Method::Vendor;
-    return n >= 5120 ? Method::TwoStage : Method::Vendor;
+    return n >= (few_double_pairs ? 4096 : 5120) ? Method::TwoStage : Method::Vendor;
   }
   // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx, double:
   // eigenvalues only 1.08x at n = 3000, 1.42x at 4000 (complex<double>
@@ -377,7 +390,7 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   if (!problem.vectors) return n >= (single ? 4998 : 4000) ? Method::TwoStage : Method::Vendor;
   if (options.range.kind == Range::Kind::All)
     return n >= (single && is_complex_v<T> ? 6000 : 4998) ? Method::TwoStage : Method::Vendor;
-  return n >= 4998 ? Method::TwoStage : Method::Vendor;
+  return n >= (few_double_pairs ? 4000 : 4998) ? Method::TwoStage : Method::Vendor;
 }
 
 template <class T, class ExecSpace>
