@@ -80,6 +80,11 @@ bool overlap(const V1& x, const V2& y) {
 inline index_t max_wanted(const Range& range, index_t n) {
   return range.kind == Range::Kind::Index ? range.iu - range.il + 1 : n;
 }
+// The eigenpairs the range selects where that is known before the
+// tridiagonal step; -1 for a value range.
+inline index_t known_wanted(const Range& range, index_t n) {
+  return range.kind == Range::Kind::Value ? -1 : max_wanted(range, n);
+}
 
 template <class T, class ExecSpace>
 void check_arguments(const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
@@ -224,12 +229,9 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
-  const index_t wanted = !vectors                                ? 0
-                         : options.range.kind == Range::Kind::All   ? n
-                         : options.range.kind == Range::Kind::Index ? index_t(options.range.iu - options.range.il + 1)
-                                                                    : -1;
-  index_t b =
-      options.band_width > 0 ? options.band_width : stages::Sy2sbTuning<ExecSpace>::band(vectors, n, wanted);
+  index_t b = options.band_width > 0
+                  ? options.band_width
+                  : stages::Sy2sbTuning<ExecSpace>::band(vectors, n, known_wanted(options.range, n));
   if (b > n - 1) b = n > 1 ? n - 1 : 1;  // a wider band is the whole matrix
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
   auto tau = allocate_vector<T>(space, "keig::sy2sb::tau", n);
@@ -369,8 +371,8 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // float and complex<float> still lose there (0.89x / 0.91x at 4096, 0.84x
   // / 0.89x generalized at 4000).
   constexpr bool single = sizeof(real_t<T>) == 4;
-  const bool few_double_pairs = !single && options.range.kind == Range::Kind::Index &&
-                                options.range.iu - options.range.il + 1 < stages::Sy2sbTuning<ExecSpace>::few_vectors;
+  const bool few_double_pairs =
+      !single && stages::Sy2sbTuning<ExecSpace>::few_pairs(n, known_wanted(options.range, n));
   if (!problem.generalized) {
     if (!problem.vectors) return n >= (single ? 5120 : 3072) ? Method::TwoStage : Method::Vendor;
     if (options.range.kind == Range::Kind::All)

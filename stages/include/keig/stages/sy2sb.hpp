@@ -72,7 +72,8 @@ struct Sy2sbTuning {
   // H200, eigenvalues only, b = 32 against 64: 0.21 against 0.24 s at
   // n = 8192, 0.553 against 0.592 s at 16384 (sb2st 0.130 against 0.239,
   // sy2sb 0.354 against 0.283 s), 2.26 against 2.30 s at 32768.
-  // A few vectors (an index range of fewer than few_vectors pairs) up to
+  // A few vectors (fewer than few_vectors pairs, known before the
+  // tridiagonal step: an index range, or all of a small matrix) up to
   // n = few_vectors_max_n take the band of 32 as well: their
   // back-transformations are small, and the faster chase wins. H200, the
   // 1 % smallest pairs, b = 32 against 64 (`--band`): n = 8192 / 16384:
@@ -80,12 +81,14 @@ struct Sy2sbTuning {
   // against 2.451 s (sy2sb 1.71 against 1.38 s); IC-NMA-like generalized
   // pairs at 20694 / 30504: 1.474 / 3.290 against 1.460 / 3.194 s.
   static constexpr index_t few_vectors = 768, few_vectors_max_n = 16384;
-  // wanted: the pairs an index range asks for, -1 where not known before
-  // the tridiagonal step (a value range).
+  // wanted: the pairs the range asks for, -1 where not known before the
+  // tridiagonal step (a value range).
+  static bool few_pairs(index_t n, index_t wanted) {
+    return wanted >= 0 && wanted < few_vectors && n <= few_vectors_max_n;
+  }
   static index_t band(bool vectors, index_t n = 0, index_t wanted = -1) {
     if (!backends::is_cuda_space_v<ExecSpace>) return default_band;
-    const bool few = wanted >= 0 && wanted < few_vectors && n <= few_vectors_max_n;
-    return !vectors || few ? 32 : default_band;
+    return !vectors || few_pairs(n, wanted) ? 32 : default_band;
   }
 };
 

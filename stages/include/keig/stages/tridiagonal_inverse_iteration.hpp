@@ -51,11 +51,9 @@ struct InverseIterationBatch {
   R norm1;         // ||T||_1
   R eps, sfmin;    // numeric_limits' epsilon and min, from the host
 
-  template <class X>
-  KOKKOS_INLINE_FUNCTION X& at(X* p, index_t i, index_t j) const {
-    return p[i * stride + j];
-  }
   KOKKOS_INLINE_FUNCTION static R absolute(R x) { return x < R(0) ? -x : x; }
+  // m := max(m, |v|).
+  KOKKOS_INLINE_FUNCTION static void raise_to_abs(R& m, R v) { m = m > absolute(v) ? m : absolute(v); }
 
   // failed counts the vectors whose iterate never reached dstein's norm test.
   // Every recurrence keeps the entries it just formed in registers (a(k + 1)
@@ -71,7 +69,7 @@ struct InverseIterationBatch {
     const R lambda = w(first + j);
     const R bignum = R(1) / sfmin;
     if (n == 1) {  // dstein's 1 x 1 block
-      at(y, 0, j) = R(1);
+      y[j] = R(1);
       return;
     }
     R* KOKKOS_RESTRICT const aj = a + j;
@@ -87,7 +85,6 @@ struct InverseIterationBatch {
     R ak = d(0) - lambda, bk = e(0);
     R scale1 = absolute(ak) + absolute(e(0));
     R tol = 0;
-    const auto grow = [&](R v) { tol = tol > absolute(v) ? tol : absolute(v); };
     for (index_t k = 0; k + 1 < n; ++k) {
       R ak1 = d(k + 1) - lambda;                   // a(k + 1)
       R bk1 = k + 2 < n ? e(k + 1) : R(0);         // b(k + 1)
@@ -124,14 +121,14 @@ struct InverseIterationBatch {
       cj[k * st] = c_out;
       sj[k * st] = sk;
       pj[k * st] = pk;
-      grow(ak);
-      grow(bk);
-      grow(sk);
+      raise_to_abs(tol, ak);
+      raise_to_abs(tol, bk);
+      raise_to_abs(tol, sk);
       ak = ak1;
       bk = bk1;
     }
     aj[(n - 1) * st] = ak;
-    grow(ak);
+    raise_to_abs(tol, ak);
     tol *= eps;
     if (tol == R(0)) tol = eps;
     // Start: pseudo-random entries in (-1, 1) (a hash of vector and row).
@@ -143,7 +140,7 @@ struct InverseIterationBatch {
       h ^= h >> 29;
       const R v = R(double(h >> 11) * (2.0 / 9007199254740992.0) - 1.0);
       yj[i * st] = v;
-      ymax = ymax > absolute(v) ? ymax : absolute(v);
+      raise_to_abs(ymax, v);
     }
     const R criterion = compat::sqrt(R(0.1) / R(n));
     const R last_a = absolute(ak);
@@ -174,28 +171,28 @@ struct InverseIterationBatch {
         R temp = k == n - 1 ? prev : yj[k * st];
         if (k + 1 < n) temp -= bj[k * st] * y1;
         if (k + 2 < n) temp -= sj[k * st] * y2;
-        R ak_ = aj[k * st];
-        R pert = ak_ < R(0) ? -tol : tol;
+        R ukk = aj[k * st];
+        R pert = ukk < R(0) ? -tol : tol;
         for (int guard = 0; guard < 2100; ++guard) {
-          const R absak = absolute(ak_);
+          const R absak = absolute(ukk);
           if (absak < R(1)) {
             if (absak < sfmin) {
               if (absak == R(0) || absolute(temp) * sfmin > absak) {
-                ak_ += pert;
+                ukk += pert;
                 pert *= 2;
                 continue;
               }
               temp *= bignum;
-              ak_ *= bignum;
+              ukk *= bignum;
             } else if (absolute(temp) > absak * bignum) {
-              ak_ += pert;
+              ukk += pert;
               pert *= 2;
               continue;
             }
           }
           break;
         }
-        const R v = temp / ak_;
+        const R v = temp / ukk;
         yj[k * st] = v;
         if (absolute(v) >= ymax) {  // >=: the first such entry, walking backward
           ymax = absolute(v);
@@ -208,8 +205,7 @@ struct InverseIterationBatch {
     }
     if (extra == 0) ++failed;
     // Unit 2-norm, largest entry positive.
-    const R big = ymax;
-    const R inv_big = big > R(0) ? R(1) / big : R(1);
+    const R inv_big = ymax > R(0) ? R(1) / ymax : R(1);
     R sum = 0;
     for (index_t i = 0; i < n; ++i) {
       const R v = yj[i * st] * inv_big;
