@@ -260,6 +260,86 @@ TYPED_TEST(Stedc, SecularRootsMatchLaed4) {
   }
 }
 
+// secular_roots_batched (stedc's merges of one height): several problems at
+// their positions in one launch give each root exactly what secular_roots
+// gives on that problem alone; problems below min_count and positions of no
+// problem are left untouched.
+TYPED_TEST(Stedc, SecularRootsBatchedMatchOneAtATime) {
+  using R = TypeParam;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  struct Problem {
+    index_t first, span, k;
+    R rho;
+  };
+  // Blocks of `span` positions, k of them holding poles; the block of 4 has
+  // 2 poles (below min_count 3), and positions 62, 63 belong to none.
+  const std::vector<Problem> problems{{0, 8, 5, R(0.5)}, {8, 50, 40, R(2)}, {58, 4, 2, R(1)}};
+  const index_t positions = 64, min_count = 3;
+  std::vector<R> d(positions, R(0)), z(positions, R(0));
+  std::vector<index_t> problem_of(positions, -1), first, count;
+  std::vector<R> rho;
+  for (index_t b = 0; b < static_cast<index_t>(problems.size()); ++b) {
+    const auto& p = problems[b];
+    std::vector<double> poles(p.k);
+    for (auto& x : poles) x = u(rng);
+    std::sort(poles.begin(), poles.end());
+    double norm = 0;
+    for (index_t i = 0; i < p.k; ++i) {
+      d[p.first + i] = R(poles[i]);
+      z[p.first + i] = R(u(rng));
+      norm += double(z[p.first + i]) * double(z[p.first + i]);
+    }
+    for (index_t i = 0; i < p.k; ++i) z[p.first + i] = R(double(z[p.first + i]) / std::sqrt(norm));
+    for (index_t i = 0; i < p.span; ++i) problem_of[p.first + i] = b;
+    first.push_back(p.first);
+    count.push_back(p.k);
+    rho.push_back(p.rho);
+  }
+  const auto upload = [](const auto& host) {
+    using V = typename std::decay_t<decltype(host)>::value_type;
+    SpaceVector<V> dev("v", static_cast<index_t>(host.size()));
+    auto mirror = Kokkos::create_mirror_view(dev);
+    for (std::size_t i = 0; i < host.size(); ++i) mirror(i) = host[i];
+    Kokkos::deep_copy(dev, mirror);
+    return dev;
+  };
+  const auto dd = upload(d), zd = upload(z), rhod = upload(rho);
+  const auto problem_of_d = upload(problem_of), first_d = upload(first), count_d = upload(count);
+  const R untouched = R(-7);
+  const auto tau = upload(std::vector<R>(positions, untouched)), lambda = upload(std::vector<R>(positions, untouched));
+  const auto origin = upload(std::vector<index_t>(positions, -5));
+  stages::secular_roots_batched<R, Space>(Space(), positions, problem_of_d, first_d, count_d, rhod, min_count, dd, zd,
+                                          origin, tau, lambda);
+  const auto oh = to_host(origin);
+  const auto th = to_host(tau);
+  const auto lh = to_host(lambda);
+  std::vector<bool> solved(positions, false);
+  for (const auto& p : problems) {
+    if (p.k < min_count) continue;
+    const std::vector<R> pd(d.begin() + p.first, d.begin() + p.first + p.k),
+        pz(z.begin() + p.first, z.begin() + p.first + p.k);
+    SpaceVector<R> tau1("tau1", p.k), lambda1("lambda1", p.k);
+    SpaceVector<index_t> origin1("origin1", p.k);
+    stages::secular_roots<R, Space>(Space(), p.k, upload(pd), upload(pz), p.rho, origin1, tau1, lambda1);
+    const auto o1 = to_host(origin1);
+    const auto t1 = to_host(tau1);
+    const auto l1 = to_host(lambda1);
+    for (index_t j = 0; j < p.k; ++j) {
+      EXPECT_EQ(oh(p.first + j), o1(j)) << "problem at " << p.first << ", root " << j;
+      EXPECT_EQ(th(p.first + j), t1(j)) << "problem at " << p.first << ", root " << j;
+      EXPECT_EQ(lh(p.first + j), l1(j)) << "problem at " << p.first << ", root " << j;
+      solved[p.first + j] = true;
+    }
+  }
+  for (index_t i = 0; i < positions; ++i)
+    if (!solved[i]) {
+      EXPECT_EQ(oh(i), -5) << "position " << i;
+      EXPECT_EQ(th(i), untouched) << "position " << i;
+      EXPECT_EQ(lh(i), untouched) << "position " << i;
+    }
+}
+
 TYPED_TEST(Stedc, SecularRootsRejectBadArguments) {
   using R = TypeParam;
   SpaceVector<R> v("v", 4), short_v("v", 2);

@@ -54,6 +54,13 @@ struct SecularRoots {
   R* tau;
   R* lambda;
   index_t* failures;  // roots that did not converge (counted, then reported by the host)
+  // Batched (secular_roots_batched): positions instead of one problem's roots;
+  // problem_of == nullptr: the single problem above.
+  const index_t* problem_of = nullptr;
+  const index_t* first = nullptr;
+  const index_t* count = nullptr;
+  const R* rhos = nullptr;
+  index_t min_count = 1;
 
   // Partial sums over the poles at x = tau relative to d_o: psi (i <= j) and
   // phi (i > j) and their derivatives, reduced over the group's lanes.
@@ -61,7 +68,7 @@ struct SecularRoots {
     R psi, dpsi, phi, dphi;
   };
 
-  KOKKOS_INLINE_FUNCTION Sums sums(int lane, index_t j, R d_o, R t) const {
+  KOKKOS_INLINE_FUNCTION static Sums sums(int lane, index_t k, const R* d, const R* z, index_t j, R d_o, R t) {
     Sums s{R(0), R(0), R(0), R(0)};
     for (index_t i = lane; i < k; i += Lanes) {
       const R q = z[i] / ((d[i] - d_o) - t);
@@ -84,8 +91,23 @@ struct SecularRoots {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
     const int lane = team.team_rank() % Lanes;
-    const index_t j = team.league_rank() * roots_per_team + team.team_rank() / Lanes;
-    if (j >= k) return;  // the whole group leaves together
+    const index_t p = team.league_rank() * roots_per_team + team.team_rank() / Lanes;
+    // The problem of position p: its first position, poles and rho (the
+    // whole group leaves together where p holds no root).
+    index_t base = 0, k = this->k;
+    R rho = this->rho;
+    if (problem_of != nullptr) {
+      const index_t b = p < this->k ? problem_of[p] : -1;
+      if (b < 0) return;
+      base = first[b];
+      k = count[b];
+      if (k < min_count) return;
+      rho = rhos[b];
+    }
+    const index_t j = p - base;
+    if (j >= k) return;
+    const R* const d = this->d + base;
+    const R* const z = this->z + base;
     const bool last = j == k - 1;
     const R rho_inv = R(1) / rho;
     // Bracket (lo, hi) around tau, both relative to d_o; dl and dr are the
@@ -100,12 +122,12 @@ struct SecularRoots {
       lo = 0;
       hi = rho * zz * (R(1) + R(4) * unit_roundoff);
       t = R(0.5) * hi;
-      s = sums(lane, j, d_o, t);
+      s = sums(lane, k, d, z, j, d_o, t);
     } else {
       // The midpoint's sign picks the nearer pole as the origin (as ?laed4).
       const R gap = d[j + 1] - d[j];
       const R mid = R(0.5) * gap;
-      s = sums(lane, j, d_o, mid);
+      s = sums(lane, k, d, z, j, d_o, mid);
       if (rho_inv + s.psi + s.phi >= R(0)) {
         lo = 0;
         hi = mid;
@@ -122,7 +144,7 @@ struct SecularRoots {
     }
     bool converged = false;
     for (int step = 0; step < secular_max_steps && !converged; ++step) {
-      if (step > 0) s = sums(lane, j, d_o, t);
+      if (step > 0) s = sums(lane, k, d, z, j, d_o, t);
       const R w = rho_inv + s.psi + s.phi;
       // ?laed4's bound on the rounding error of w.
       const R bound = unit_roundoff * (R(8) * (s.phi - s.psi) + rho_inv + secular_abs(t) * (s.dpsi + s.dphi));
@@ -164,9 +186,9 @@ struct SecularRoots {
       else t = next;
     }
     if (lane == 0) {
-      origin[j] = o;
-      tau[j] = t;
-      lambda[j] = d_o + t;
+      origin[base + j] = o;
+      tau[base + j] = t;
+      lambda[base + j] = d_o + t;
       if (!converged) Kokkos::atomic_add(failures, index_t(1));
     }
   }
@@ -197,6 +219,47 @@ void secular_roots(const ExecSpace& space, index_t k, const Vector<R, ExecSpace>
   Kokkos::parallel_for("keig::secular::roots", Kokkos::TeamPolicy<ExecSpace>(space, teams, Functor::team_size),
                        Functor{k, d.data(), z.data(), rho, std::numeric_limits<R>::epsilon() / 2, origin.data(),
                                tau.data(), lambda.data(), failures.data()});
+  auto failed = Kokkos::create_mirror_view(failures);
+  Kokkos::deep_copy(space, failed, failures);
+  space.fence();
+  if (failed() > 0) throw ConvergenceFailure("secular_roots (roots left unconverged)", failed());
+}
+
+// Independent secular equations solved in one launch (stedc's merges of one
+// level): position p in [0, positions) belongs to problem b = problem_of(p)
+// (-1: none), whose count(b) poles and z entries sit at positions first(b)
+// .. first(b) + count(b) - 1 of d and z, with rho(b); the root of position
+// p = first(b) + j is root j of problem b, written at position p of origin
+// (an index relative to first(b)), tau and lambda. Problems with fewer than
+// min_count poles are skipped. Each root runs the same steps as
+// secular_roots on its problem alone. Asynchronous on the space except for
+// the convergence check, which fences.
+template <class R, class ExecSpace>
+void secular_roots_batched(const ExecSpace& space, index_t positions, const Vector<index_t, ExecSpace>& problem_of,
+                           const Vector<index_t, ExecSpace>& first, const Vector<index_t, ExecSpace>& count,
+                           const Vector<R, ExecSpace>& rho, index_t min_count, const Vector<R, ExecSpace>& d,
+                           const Vector<R, ExecSpace>& z, const Vector<index_t, ExecSpace>& origin,
+                           const Vector<R, ExecSpace>& tau, const Vector<R, ExecSpace>& lambda) {
+  if (positions < 0) throw InvalidArgument("positions", "must be non-negative, is " + std::to_string(positions));
+  const auto short_view = [&](const auto& v) { return static_cast<index_t>(v.extent(0)) < positions; };
+  if (short_view(problem_of) || short_view(d) || short_view(z) || short_view(origin) || short_view(tau) ||
+      short_view(lambda))
+    throw InvalidArgument("problem_of/d/z/origin/tau/lambda",
+                          "need " + std::to_string(positions) + " positions each");
+  if (positions == 0) return;
+  constexpr int lanes = backends::is_cuda_space_v<ExecSpace> ? 32 : 1;
+  using Functor = detail::SecularRoots<lanes, R, ExecSpace>;
+  Kokkos::View<index_t, memory_space_of<ExecSpace>> failures("keig::secular::failures");
+  Functor functor{positions, d.data(), z.data(), R(1), std::numeric_limits<R>::epsilon() / 2, origin.data(),
+                  tau.data(), lambda.data(), failures.data()};
+  functor.problem_of = problem_of.data();
+  functor.first = first.data();
+  functor.count = count.data();
+  functor.rhos = rho.data();
+  functor.min_count = min_count;
+  const index_t teams = (positions + Functor::roots_per_team - 1) / Functor::roots_per_team;
+  Kokkos::parallel_for("keig::secular::roots_batched", Kokkos::TeamPolicy<ExecSpace>(space, teams, Functor::team_size),
+                       functor);
   auto failed = Kokkos::create_mirror_view(failures);
   Kokkos::deep_copy(space, failed, failures);
   space.fence();
