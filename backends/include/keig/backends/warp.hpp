@@ -87,5 +87,12 @@ template <int Group, class T>
 KOKKOS_FORCEINLINE_FUNCTION T group_min(T value) {
   return detail::butterfly_reduce(detail::group_mask<Group>(), value, Group, [](T a, T b) { return b < a ? b : a; });
 }
+// Product of `value` (arithmetic) over the same aligned group, with
+// group_sum's calling rules (IEEE multiplication commutes, so every lane
+// ends with the same bits).
+template <int Group, class T>
+KOKKOS_FORCEINLINE_FUNCTION T group_product(T value) {
+  return detail::butterfly_reduce(detail::group_mask<Group>(), value, Group, [](T a, T b) { return a * b; });
+}
 
 }  // namespace keig::backends

@@ -9,14 +9,38 @@
 
 namespace keig {
 
+// body(i, j) for the rows i in rows(j) = [first, second) of every column
+// j < cols, where no column has rows beyond most_rows: a team per column (per
+// stretch of at most 4096 of its rows, so tall and narrow blocks still give
+// many teams), its threads over the rows, so consecutive threads touch
+// consecutive entries of column-major storage. Kokkos 3.4's 2-D MDRange over
+// (rows, columns) moved about 0.85 TB/s on an H200 for such copies (stedc's
+// column permutations at n = 20694: 16 ms for two passes over the matrix).
+template <class ExecSpace, class Rows, class Body>
+void for_each_column_entry(const ExecSpace& space, const char* name, index_t cols, index_t most_rows, const Rows& rows,
+                           const Body& body) {
+  if (cols <= 0 || most_rows <= 0) return;
+  constexpr index_t stretch = 4096;
+  const index_t stretches = (most_rows + stretch - 1) / stretch;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  Kokkos::parallel_for(
+      name, Policy(space, cols * stretches, Kokkos::AUTO), KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const index_t j = team.league_rank() / stretches, part = team.league_rank() % stretches;
+        const Kokkos::pair<index_t, index_t> r = rows(j);
+        const index_t begin = r.first + part * stretch;
+        const index_t end = r.second < begin ? begin : (begin + stretch < r.second ? begin + stretch : r.second);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, begin, end), [&](const index_t i) { body(i, j); });
+      });
+}
+
 // dst(i, j) = src(i, j) for the whole matrix (LAPACK lacpy 'A').
 template <class T, class ExecSpace>
 void copy_matrix(const ExecSpace& space, const Matrix<T, ExecSpace>& src, const Matrix<T, ExecSpace>& dst) {
   const index_t rows = src.extent(0), cols = src.extent(1);
-  if (rows == 0 || cols == 0) return;
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-  Kokkos::parallel_for(
-      "keig::copy_matrix", Policy(space, {0, 0}, {rows, cols}),
+  if (rows == 0) return;
+  for_each_column_entry(
+      space, "keig::copy_matrix", cols, rows,
+      KOKKOS_LAMBDA(const index_t) { return Kokkos::pair<index_t, index_t>(0, rows); },
       KOKKOS_LAMBDA(const index_t i, const index_t j) { dst(i, j) = src(i, j); });
 }
 
