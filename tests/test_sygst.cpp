@@ -250,6 +250,46 @@ TYPED_TEST(Sygst, RejectsBadArguments) {
                                                     to_matrix<Space>(z));
             }),
             "type");
+  EXPECT_EQ(argument_of([&] {
+              stages::sygst_backtransform<T, Space>(ctx, GeneralizedType::ABxLx, to_matrix<Space>(l9),
+                                                    to_matrix<Space>(z), -1);
+            }),
+            "nb");
+}
+
+// Types 1 and 2 solve L^H X = Z by block rows (GPUs by default): every block
+// size gives the solve, with L's upper triangle poisoned (never read) and Z
+// square or narrow.
+TYPED_TEST(Sygst, BacktransformByBlocksSolvesWithLH) {
+  using T = TypeParam;
+  using W = Wide<T>;
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(11);
+  for (index_t n : {1, 37, 100}) {
+    HostMatrix<T> l = to_host(cholesky_on_space(ctx, random_spd<T>(n, rng)));
+    const HostMatrix<W> lw = lower_part(widened(l));
+    for (index_t j = 1; j < n; ++j)
+      for (index_t i = 0; i < j; ++i) l(i, j) = T(std::numeric_limits<real_t<T>>::quiet_NaN());
+    const SpaceMatrix<T> ld = to_space(l);
+    for (index_t m : {index_t(5), n})
+      for (index_t nb : {0, 1, 16, 37, 99, 100, 1000}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " m=" + std::to_string(m) + " nb=" + std::to_string(nb));
+        HostMatrix<T> z("z", n, m);
+        for (index_t j = 0; j < m; ++j)
+          for (index_t i = 0; i < n; ++i) z(i, j) = random_scalar<T>(rng);
+        SpaceMatrix<T> zd = to_space(z);
+        stages::sygst_backtransform<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(ld), to_matrix<Space>(zd),
+                                              nb);
+        Kokkos::fence();
+        const HostMatrix<W> x = widened(to_host(zd));
+        HostMatrix<W> r = multiply(conj_transpose(lw), x);
+        const HostMatrix<W> zw = widened(z);
+        for (index_t j = 0; j < m; ++j)
+          for (index_t i = 0; i < n; ++i) r(i, j) -= zw(i, j);
+        const double res = frobenius(r) / (frobenius(lw) * frobenius(x) * double(n) * double(unit_roundoff<T>()));
+        EXPECT_LE(res, 10.0) << "scaled residual " << res;
+      }
+  }
 }
 
 // potrf + sygst + a standard solve (host LAPACK ?syevd on C) + sygst_backtransform
