@@ -25,6 +25,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -45,6 +46,18 @@ struct StedcTuning {
   index_t leaf = 64;    // largest block solved directly (host steqr)
   index_t panel = 512;  // columns of S built and multiplied per gemm
 };
+
+// The tuning keig's solves use on ExecSpace. GPUs take leaves of 32: a
+// height of merges costs little once its small merges are batched, and
+// steqr's O(leaf^3) per leaf dominates the host part (H200 with 16 host
+// threads, GOE-like tridiagonal, leaves of 32 against 64: n = 4096 / 16384 /
+// 20694: 0.009 / 0.1225 / 0.253 s against 0.0107 / 0.128 / 0.257 s).
+template <class ExecSpace>
+StedcTuning stedc_default_tuning() {
+  StedcTuning tuning;
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) tuning.leaf = 32;
+  return tuning;
+}
 
 // R entries of the caller's workspace for n: an n x n matrix for the gathered
 // columns and an n x panel block of S.
@@ -349,6 +362,8 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   auto merge_rho = allocate_vector<R>(space, "keig::stedc::rho", most_merges);
   auto z_rows_h = Kokkos::create_mirror_view(z_rows);
   auto roots_h = Kokkos::create_mirror_view(roots);
+  // The batched gemms' operands (A, B and C of each merge, as addresses).
+  auto operands = allocate_vector<std::uintptr_t>(space, "keig::stedc::operands", 3 * most_merges);
 
   for (const auto& level : heights) {
     const index_t count = static_cast<index_t>(level.size());
@@ -496,15 +511,74 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
           if (lane == 0) norm(p) = compat::sqrt(sum);
         });
 
-    // Per merge: S one column panel at a time, and the new vectors Q_K S
-    // (one gemm per half: S's rows are grouped by type, so the top half
-    // needs types 1 and 2, the bottom half types 2 and 3).
+    // Heights whose merges have at most `panel` columns (the lower ones: 224
+    // of the 255 merges at n = 16384 with leaves of 64): every merge with
+    // k >= 3 takes its whole m x m block at once, Q_block := G_block S_full
+    // with S_full = diag(S, I) (S's rows in type order, the deflated columns
+    // passed through by the identity), in one batched gemm per merge size --
+    // twice the flops of the two half gemms below, which at m <= 512 are
+    // nothing next to 2 launches, a kernel and the vendor's setup for each
+    // merge (H200, n = 16384: 8.2 ms for the 128 merges of 128 columns).
+    // S_full of the merge at positions lo .. lo + m - 1 fills columns lo ..
+    // lo + m - 1 of a widest x n matrix in the S workspace.
+    const bool batched_height = widest <= panel;
+    std::vector<std::uintptr_t> operands_h;  // alive until the height's fence
+    if (batched_height) {
+      const Matrix<R, ExecSpace> s_full(s_panel_all.data(), widest, n);
+      for_each_column_entry(
+          space, "keig::stedc::secular_vectors_batched", n, widest,
+          KOKKOS_LAMBDA(const index_t c) {
+            const index_t b = merge_of(c);
+            return Kokkos::pair<index_t, index_t>(0, b >= 0 && merge_k(b) >= 3 ? merge_m(b) : 0);
+          },
+          KOKKOS_LAMBDA(const index_t r, const index_t c) {
+            const index_t b = merge_of(c), lo = merge_lo(b), k = merge_k(b), j = c - lo;
+            R v = r == j ? R(1) : R(0);
+            if (r < k && j < k) {
+              const index_t i = lo + row_pole(lo + r);
+              v = west(i) / ((dlambda(i) - dlambda(lo + origin(c))) - tau(c)) / norm(c);
+            }
+            s_full(r, c) = v;
+          });
+      // Merges by size (at most a few sizes per height), their operands in
+      // runs of equal size.
+      std::vector<index_t> order;
+      for (index_t b = 0; b < count; ++b)
+        if (plans[b].k >= 3) order.push_back(b);
+      std::stable_sort(order.begin(), order.end(), [&](index_t a, index_t c) { return m_h[a] < m_h[c]; });
+      const index_t batch = static_cast<index_t>(order.size());
+      operands_h.resize(3 * batch);
+      const index_t ldg = leading_dimension(gathered), ldq = leading_dimension(q);
+      for (index_t t = 0; t < batch; ++t) {
+        const index_t lo = lo_h[order[t]];  // device addresses, formed on the host
+        operands_h[t] = reinterpret_cast<std::uintptr_t>(gathered.data() + lo + lo * ldg);
+        operands_h[batch + t] = reinterpret_cast<std::uintptr_t>(s_full.data() + lo * widest);
+        operands_h[2 * batch + t] = reinterpret_cast<std::uintptr_t>(q.data() + lo + lo * ldq);
+      }
+      to_device(operands, operands_h);
+      const auto* const a_of = reinterpret_cast<const R* const*>(operands.data());
+      const auto* const b_of = reinterpret_cast<const R* const*>(operands.data() + batch);
+      auto* const c_of = reinterpret_cast<R* const*>(operands.data() + 2 * batch);
+      for (index_t t0 = 0; t0 < batch;) {
+        const index_t m = m_h[order[t0]];
+        index_t t1 = t0;
+        while (t1 < batch && m_h[order[t1]] == m) ++t1;
+        backends::gemm_batched<R>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, m, m, m, R(1), a_of + t0,
+                                  ldg, b_of + t0, widest, R(0), c_of + t0, ldq, t1 - t0);
+        t0 = t1;
+      }
+    }
+
+    // Per merge (those of the higher heights, and those with k <= 2): S one
+    // column panel at a time, and the new vectors Q_K S (one gemm per half:
+    // S's rows are grouped by type, so the top half needs types 1 and 2, the
+    // bottom half types 2 and 3).
     std::vector<std::vector<R>> lambda_small(count);
     std::vector<HostMatrix<R>> s_small_keep;  // host S of merges with k <= 2, alive until the fence
     for (index_t b = 0; b < count; ++b) {
       const auto& plan = plans[b];
       const index_t lo = lo_h[b], m = m_h[b], n1 = m / 2, k = plan.k;
-      if (k == 0) continue;
+      if (k == 0 || (batched_height && k >= 3)) continue;
       HostMatrix<R> s_small_h;
       if (k <= 2) {
         // Tiny S built on the host: the identity for k = 1; for k = 2 ?laed4
