@@ -49,12 +49,13 @@ index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const V
   Kokkos::deep_copy(space, dh, Kokkos::subview(d, std::make_pair(index_t(0), n)));
   if (n > 1) Kokkos::deep_copy(space, eh, Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
   space.fence();
-  auto work = allocate_vector<R>(space, "keig::stedc::work", stages::stedc_workspace_size<R>(n));
+  const StedcTuning tuning = stedc_default_tuning<ExecSpace>();
+  auto work = allocate_vector<R>(space, "keig::stedc::work", stages::stedc_workspace_size<R>(n, tuning));
   if constexpr (std::is_same_v<T, R>) {
-    stages::stedc<R, ExecSpace>(ctx, dh, eh, columns(z, 0, n), work);
+    stages::stedc<R, ExecSpace>(ctx, dh, eh, columns(z, 0, n), work, tuning);
   } else {
     auto zr = allocate_matrix<R>(space, "keig::stedc::Q", n, n);
-    stages::stedc<R, ExecSpace>(ctx, dh, eh, Matrix<R, ExecSpace>(zr), work);
+    stages::stedc<R, ExecSpace>(ctx, dh, eh, Matrix<R, ExecSpace>(zr), work, tuning);
     real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), columns(z, 0, n));
   }
   Kokkos::deep_copy(space, Kokkos::subview(w, std::make_pair(index_t(0), n)), dh);
