@@ -206,7 +206,7 @@ TYPED_TEST(Backends, SymmLowerSkinny) {
 // bt_sb2st's window kernel on its own (CUDA, real double): random V and W
 // with the sparsity the kernel relies on (V(r, j) only for j <= r < j + 64,
 // W(r, j) = 0 for r >= j + 64), packed in place by pack_band_blocks, then
-// applied by tiles of 64 and 128 columns (a part tile included) to blocks
+// applied by tiles of 16, 32, 64 and 128 columns (a part tile included) to blocks
 // that continue a window, start a new one, and reach past Z's last row;
 // against Z(rows, :) -= W (V^T Z(rows, :)) block by block on the host. Bad
 // strides, alignment and block heights are refused naming the argument.
@@ -222,7 +222,7 @@ void check_band_blocks() {
     std::mt19937_64 rng(41);
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     for (index_t b : {index_t(64), index_t(32)})
-      for (int columns : {64, 128}) {
+      for (int columns : {16, 32, 64, 128}) {
         SCOPED_TRACE("b=" + std::to_string(b) + " columns=" + std::to_string(columns));
         const index_t ldv = b + 63;
         const index_t stride = backends::cuda::band_block_min_stride(ldv);

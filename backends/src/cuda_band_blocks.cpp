@@ -2,7 +2,7 @@
 // cores (CUDA; PTX mma m16n8k4 f64 on compute capability 9.0, two m8n8k4 on
 // 8.x).
 //
-// Each thread block owns 64 (or 128) columns of Z and walks the whole list
+// Each thread block owns 64 (or 128, 32, 16) columns of Z and walks the whole list
 // of blocks in order. A block (group g, step k) touches rows [row0, row0 +
 // ldv), and step k + 1 of the same group the rows b further down, so the
 // tile's rows live in a window of 128 rows in shared memory (a ring: row r
@@ -33,8 +33,10 @@ using detail::mma_16x8x4;
 constexpr int kSlots = 128;    // window rows (a block has ldv <= 128 rows)
 constexpr int kSigma = 64;     // reflectors per block: columns of V and W, rows of X
 // Threads of a thread block for tiles of Cols columns: 8 warps per 64
-// columns, so every warp does the same work in either shape.
-__host__ __device__ constexpr int block_threads(int cols) { return 4 * cols; }
+// columns, so every warp does the same work in either shape; narrow tiles
+// (16, 32 columns: the columns past the whole rounds of 64-column tiles)
+// keep 8 warps, each with a narrower share of X and of the window.
+__host__ __device__ constexpr int block_threads(int cols) { return cols < 64 ? 256 : 4 * cols; }
 // Shared row stride in doubles for tiles of Cols columns. Cols + 8 (8 mod 16
 // doubles): consecutive rows start half the 16 bank pairs apart, so the
 // 16-byte accesses of the accumulators (rows q, columns 2t, 2t + 1) and the
@@ -114,7 +116,8 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(double* 
 }
 
 // Cols = 64: two thread blocks of 8 warps per multiprocessor (111 KB of
-// shared memory each, at most 128 registers a thread); Cols = 128: one of 16
+// shared memory each, at most 128 registers a thread); Cols = 16, 32 the
+// same with narrower shares (37 / 61 KB); Cols = 128: one of 16
 // warps (209 KB), each warp with the work of a 64-column warp, so that the
 // two halves share each block's V and W. H200, n = m = 16384 (32768):
 // 0.575 (4.47) s with 64 columns, 0.623 (4.82) s with 128 (0.75 s when 8
@@ -122,7 +125,7 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(double* 
 // the same barriers, where two thread blocks overlap one's waits with the
 // other's products. Thread block b owns Z's columns [b Cols, (b + 1) Cols).
 template <int Cols>
-__global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
+__global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
     band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
                        const double* __restrict__ wbase, int ldv, index_t stride, double* __restrict__ z, index_t ldz,
                        index_t n, index_t m) {
@@ -143,23 +146,29 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
   // the 32 lanes' shared slots (kLd r + (c ^ swz(r)) doubles apart, kLd = 8
   // mod 16, swz flipping column bit 2 on rows 2, 3 mod 4) fall on the 16
   // bank pairs twice each, the least a warp of doubles needs. A
-  // thread always moves the same kCols / 32 columns, 4 warp + (lane / 8) +
-  // 32 j, at rows 8 i + lane % 8 of the range, so its column pointers are
-  // formed once (the former row-by-row mapping divided by the row count
-  // per entry and spent more instructions than the products).
-  constexpr int kMine = kCols / (4 * kWarps);  // columns of each thread (2)
-  const int lr = lane & 7;
+  // thread always moves the same kCols / (4 kWarps) columns, 4 warp +
+  // (lane / 8) + 4 kWarps j, at rows 8 i + lane % 8 of the range, so its
+  // column pointers are formed once (the former row-by-row mapping divided
+  // by the row count per entry and spent more instructions than the
+  // products). 16-column tiles have two warps per group of 4 columns: warp
+  // w takes column group w % 4 and the octets w / 4, w / 4 + 2, ... of a
+  // range (kRowSplit = 2, kStep = 16 rows).
+  constexpr int kQuads = kCols / 4;                                       // groups of 4 columns
+  constexpr int kRowSplit = 4 * kWarps > kCols ? 4 * kWarps / kCols : 1;  // warps per group (1 or 2)
+  constexpr int kMine = kCols / (4 * kWarps) > 0 ? kCols / (4 * kWarps) : 1;  // columns of each thread (2 or 1)
+  constexpr int kStep = 8 * kRowSplit;  // rows from one of a thread's rows to its next
+  const int lr = lane & 7, first_row = lr + 8 * (warp / (kQuads < kWarps ? kQuads : kWarps));
   int my_col[kMine];
   double* my_z[kMine];  // clamped to a valid column: loads of absent columns are predicated off
 #pragma unroll
   for (int j = 0; j < kMine; ++j) {
-    my_col[j] = 4 * warp + (lane >> 3) + 4 * kWarps * j;
+    my_col[j] = 4 * (warp % (kQuads < kWarps ? kQuads : kWarps)) + (lane >> 3) + 4 * kWarps * j;
     my_z[j] = zt + (my_col[j] < cols ? my_col[j] : 0) * ldz;
   }
   // Rows [from, to) of the window back to Z (rows past n are not Z's).
   const auto flush = [&](index_t from, index_t to) {
     const int rows = static_cast<int>((to < n ? to : n) - from);
-    for (int r = lr; r < rows; r += 8) {
+    for (int r = first_row; r < rows; r += kStep) {
       const int sl = slot(from + r);
       const double* const zrow = zs + sl * kLd;
 #pragma unroll
@@ -170,14 +179,14 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
   // Loads in batches of 16 per thread (kOctets row octets), all issued
   // before the first store, so a thread waits out the memory latency once
   // per batch, not per entry. fetch / place move one batch: rows [from +
-  // first, from + first + 8 kOctets) of the range [from, to).
-  constexpr int kOctets = 16 / kMine;
+  // first, from + first + kStep kOctets) of the range [from, to).
+  constexpr int kOctets = 16 / (kMine * kRowSplit);  // 128 rows a batch for narrow tiles, 64 otherwise
   using Batch = double[kOctets][kMine];
   const auto fetch = [&](index_t from, index_t to, int first, Batch& buf) {
     const index_t in_z = (n < to ? n : to) - from;  // rows of the range that are Z's (none when to <= from)
 #pragma unroll
     for (int o = 0; o < kOctets; ++o) {
-      const int r = first + lr + 8 * o;
+      const int r = first + first_row + kStep * o;
 #pragma unroll
       for (int j = 0; j < kMine; ++j) buf[o][j] = (r < in_z && my_col[j] < cols) ? my_z[j][from + r] : 0.0;
     }
@@ -186,7 +195,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     const int rows = static_cast<int>(to - from);
 #pragma unroll
     for (int o = 0; o < kOctets; ++o) {
-      const int r = first + lr + 8 * o;
+      const int r = first + first_row + kStep * o;
       if (r < rows) {
         const int sl = slot(from + r);
         double* const zrow = zs + sl * kLd;
@@ -196,7 +205,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     }
   };
   const auto load = [&](index_t from, index_t to) {
-    for (int first = 0; first < to - from; first += 8 * kOctets) {
+    for (int first = 0; first < to - from; first += kStep * kOctets) {
       Batch buf;
       fetch(from, to, first, buf);
       place(from, to, first, buf);
@@ -218,10 +227,12 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
   // so the latency overlaps the wait at the barrier. With 128 registers a
   // thread (two thread blocks per multiprocessor) there is no room to issue
   // them earlier: V's 40 doubles across the row loads spilled.
-  // X phase: X rows j0 .. j0 + 15, columns n0 .. n0 + 31 (kWarps / 4 column
-  // groups); W phase: window rows m0 .. m0 + 15, columns c1 .. c1 + 63.
-  constexpr int kGroups = kWarps / 4;
-  const int j0 = 16 * int(unsigned(warp) / kGroups), n0 = 32 * int(unsigned(warp) % kGroups);
+  // X phase: X rows j0 .. j0 + 15, columns n0 .. n0 + kXCols - 1 (kWarps / 4
+  // column groups); W phase: window rows m0 .. m0 + 15, columns c1 .. c1 +
+  // kWCols - 1. Narrow tiles: 8 / 16 columns of X and 16 / 32 of the
+  // window a warp, the same fragments of V and W as 64 columns.
+  constexpr int kGroups = kWarps / 4, kXCols = kCols / kGroups, kWCols = kCols < 64 ? kCols : 64;
+  const int j0 = 16 * int(unsigned(warp) / kGroups), n0 = kXCols * int(unsigned(warp) % kGroups);
   const int m0 = 16 * (kWarps > 8 ? warp & 7 : warp), c1 = kWarps > 8 ? 64 * (warp >> 3) : 0;
   // This lane's first fragment pair of each step (packed order, above).
   const int w_first = w_first_step(m0 / 16), k_begin = 4 * w_first;
@@ -279,9 +290,10 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     };
 
     // -X = -(V^T Zw), stored negated so that the second phase adds W (-X).
-    // Warp: X rows j0 .. j0 + 15 (two 8-row tiles), columns n0 .. n0 + 31.
+    // Warp: X rows j0 .. j0 + 15 (two 8-row tiles), columns n0 .. n0 +
+    // kXCols - 1 (32; narrow tiles 8 or 16).
     {
-      constexpr int tiles = 4;  // 8-column tiles of each warp
+      constexpr int tiles = kXCols / 8;  // 8-column tiles of each warp
       double acc[2][tiles][2];
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
@@ -312,9 +324,9 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
     __syncthreads();
 
     // Zw += W (-X). Warp: window rows m0 .. m0 + 15 (two tiles), columns
-    // c1 .. c1 + 63.
+    // c1 .. c1 + kWCols - 1 (64; narrow tiles all of theirs).
     {
-      constexpr int tiles = 8;  // 64 columns from c1
+      constexpr int tiles = kWCols / 8;  // columns from c1
       double acc[2][tiles][2];
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
@@ -378,7 +390,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols == 64 ? 2 : 1)
       // written on every iteration (zeros when unused), so the compiler
       // does not keep it alive through the products.
       const index_t r0_next = next.row0, end_next = r0_next + ldv;
-      have_ahead = e + 1 < count && continues(r0_next) && end_next > hi && end_next - hi <= 8 * kOctets;
+      have_ahead = e + 1 < count && continues(r0_next) && end_next > hi && end_next - hi <= kStep * kOctets;
       fetch(hi, have_ahead ? end_next : hi, 0, ahead);
     }
     __syncthreads();
@@ -424,8 +436,9 @@ void pack_band_blocks(const CudaContext& ctx, index_t count, double* v, double* 
 void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
                        const double* w, index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m,
                        int columns) {
-  if (columns != 64 && columns != 128)
-    throw InvalidArgument("columns", "apply_band_blocks: tiles of 64 or 128 columns, got " + std::to_string(columns));
+  if (columns != 16 && columns != 32 && columns != 64 && columns != 128)
+    throw InvalidArgument("columns",
+                          "apply_band_blocks: tiles of 16, 32, 64 or 128 columns, got " + std::to_string(columns));
   check_packed_blocks("apply_band_blocks", ctx, v, w, ldv, stride);
   if (ldz < n) throw InvalidArgument("ldz", "apply_band_blocks: ldz must be >= n");
   if (count == 0 || m == 0 || n == 0) return;
@@ -438,8 +451,12 @@ void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t co
                                                                              stride, z, ldz, n, m);
     detail::check_cuda("band_blocks_kernel launch", cudaGetLastError());
   };
-  if (columns == 64) launch(band_blocks_kernel<64>, 64);
-  else launch(band_blocks_kernel<128>, 128);
+  switch (columns) {
+    case 16: launch(band_blocks_kernel<16>, 16); break;
+    case 32: launch(band_blocks_kernel<32>, 32); break;
+    case 64: launch(band_blocks_kernel<64>, 64); break;
+    default: launch(band_blocks_kernel<128>, 128); break;
+  }
 }
 
 }  // namespace keig::backends::cuda
