@@ -353,8 +353,10 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
 // The window apply (BtSb2stTuning::window_apply: on CUDA devices, real
 // double, sigma = 64, b <= 65, one kernel per batch over tiles of 64 or 128
 // columns of Z) against the reflector kernel: several column tiles, a part
-// tile, cut blocks at the bottom, batches of 1 and 8 waves. Other scalars
-// and spaces run the batched gemms here (the same contract).
+// tile, cut blocks at the bottom, batches of 1 and 8 waves; with the first
+// tiles on the window, the rest on the gemms or on narrow window tiles of
+// 16 or 32 columns (remainder_columns). Other scalars and spaces run the
+// batched gemms here (the same contract).
 TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
   using T = TypeParam;
   backends::Context<Space> ctx{Space()};
@@ -366,12 +368,15 @@ TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
     const BlockedReference<T> ref(c.n, c.b, c.m, rng);
     for (index_t batch : {index_t(1), index_t(8)})
       for (int columns : {64, 128})
-      for (index_t tiles : {index_t(0), index_t(1), index_t(2)}) {
+      for (index_t tiles : {index_t(0), index_t(1), index_t(2)})
+      for (int rest : {0, 16, 32}) {
         // tiles > 0: the window takes the first tiles' columns (all of them
-        // where m is smaller), the gemms the rest in chunks of 50 columns.
+        // where m is smaller), the gemms the rest in chunks of 50 columns
+        // (rest = 0) or window tiles of `rest` columns; tiles = 0 ignores rest.
+        if (tiles == 0 && rest > 0) continue;
         SCOPED_TRACE("window n=" + std::to_string(c.n) + " b=" + std::to_string(c.b) + " m=" + std::to_string(c.m) +
                      " batch=" + std::to_string(batch) + " columns=" + std::to_string(columns) +
-                     " tiles=" + std::to_string(tiles));
+                     " tiles=" + std::to_string(tiles) + " rest=" + std::to_string(rest));
         stages::BtSb2stTuning tuning;
         tuning.sweeps_per_block = 64;
         tuning.chunk = tiles > 0 ? 50 : c.m;
@@ -380,6 +385,7 @@ TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
         tuning.fold_t = true;
         tuning.window_apply = true;
         tuning.window_columns = columns;
+        tuning.remainder_columns = rest;
         tuning.waves_per_batch = batch;
         ref.expect_match(ctx, tuning);
       }
@@ -430,6 +436,11 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   tuning.window_apply = true;
   tuning.window_tiles = -1;
   expect_refused(tuning, "window_tiles");
+  tuning = stages::BtSb2stTuning{};
+  tuning.window_apply = true;
+  tuning.window_tiles = 1;
+  tuning.remainder_columns = 64;
+  expect_refused(tuning, "remainder_columns");
   for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram}) {
     tuning = stages::BtSb2stTuning{};
     tuning.t_factor = factor;

@@ -9,7 +9,7 @@
 //              [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]
 //              [--solver auto|dc|mrrr|bisection] [--runs R]   (eigh, generalized: the fastest of R solves, keig and peer alike)
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
-//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,2,3,4]
+//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,...,7]
 //              [--batches 1,8] [--cols M]
 //                                            (bt_sb2st block shapes, M wanted columns (default n);
 //                                             suite bt_sb2st only, not in "all")
@@ -78,7 +78,7 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--methods one-stage,two-stage] [--band B] [--panel NB] [--peer vendor|none] [--verify]\n"
                "                  [--solver auto|dc|mrrr|bisection] [--runs R]\n"
                "                  [--symv-segments S1,S2,...]\n"
-               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,2,3,4]\n"
+               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,7]\n"
                "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n",
                error.c_str());
   std::exit(2);
@@ -875,7 +875,10 @@ double max_abs_difference(const Space& space, const keig::Matrix<T, Space>& x, c
 //    2 / 3: W = V T and the window kernel with 128 / 64 columns per thread
 //    block, BtSb2stTuning::window_apply and window_columns; 4: the window
 //    choice of bt_sb2st_default_tuning, which may split Z's columns between
-//    the window kernel and the gemms, BtSb2stTuning::window_tiles);
+//    the window kernel and the gemms, BtSb2stTuning::window_tiles, and may
+//    give the columns past the window's whole rounds to narrow window tiles,
+//    BtSb2stTuning::remainder_columns; 5 / 6 / 7: that split with those
+//    columns on the gemms / window tiles of 16 / of 32 columns);
 //  - "T only": the same with the Z gemms skipped (BtSb2stTuning::t_factor_only:
 //    V, T, G = V^H V and W per wave plus the host plan), so the gemm time of a
 //    shape is its full time minus this;
@@ -953,6 +956,9 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
              " " + name(t.t_factor) + (t.fold_t ? " fold" : "") +
              (t.window_apply ? " window" + std::to_string(t.window_columns) : "") +
              (t.window_apply && t.window_tiles > 0 ? " tiles=" + std::to_string(t.window_tiles) : "") +
+             (t.window_apply && t.window_tiles > 0 && t.remainder_columns > 0
+                  ? " rest=" + std::to_string(t.remainder_columns)
+                  : "") +
              " batch=" + std::to_string(t.waves_per_batch);
     };
     // One table row (printed at once, so a run cut short still shows its rows) and one CSV row.
@@ -1040,11 +1046,14 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
               t.fold_t = fold != 0;
               t.window_apply = fold >= 2;
               t.window_columns = fold == 2 ? 128 : 64;
-              if (fold == 4) {
-                const auto d = st::bt_sb2st_default_tuning<Space>(space, n);
+              if (fold >= 4) {
+                const auto d = st::bt_sb2st_default_tuning<Space>(space, m);
                 t.window_apply = d.window_apply;
                 t.window_columns = d.window_columns;
                 t.window_tiles = d.window_tiles;
+                // 5: the columns past the window's whole rounds to the gemms, 6 / 7: to
+                // window tiles of 16 / 32 columns (4: the default's choice).
+                t.remainder_columns = fold == 4 ? d.remainder_columns : (fold == 5 ? 0 : (fold == 6 ? 16 : 32));
               }
               t.waves_per_batch = batch;
               if (t.sweeps_per_block == peer.sweeps_per_block && t.chunk == peer.chunk &&
@@ -1053,6 +1062,9 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
               const double s = blocked(t);
               report("bt_sb2st " + shape(t), sigma, t.chunk, name(t.t_factor),
                      fold == 4   ? "default window"
+                     : fold == 5 ? "window+gemms"
+                     : fold == 6 ? "window+w16"
+                     : fold == 7 ? "window+w32"
                      : fold == 3 ? "window64"
                                  : (fold == 2 ? "window128" : (fold ? "2 gemm" : "3 gemm")),
                      s,

@@ -381,6 +381,11 @@ struct BtSb2stTuning {
   // part round of tiles costs a whole walk: where the tiles do not fill
   // whole rounds, the columns past the last whole round go to the gemms.
   index_t window_tiles = 0;
+  // With window_tiles > 0: 0, the batched gemms take the columns past the
+  // window's tiles; 16 or 32, a second window launch per batch takes them,
+  // in narrow tiles of that many columns (the same walk with a quarter or
+  // half of the products a block, so that the part round fills the places).
+  int remainder_columns = 0;
   // Benchmark only (keig-bench --suite bt_sb2st): form V and T (and W) per
   // wave but skip the gemms on Z, which is left unchanged; the difference to a
   // full run is the time of the Z gemms.
@@ -410,7 +415,9 @@ struct BtSb2stTuning {
 // 4096 and took a third of a round). Past one round, where the rounds are
 // filled less, the window takes the whole rounds' tiles and the gemms the
 // columns past them (window_tiles; 20694, 324 tiles: 1.207 against 2.009 s
-// for the gemms alone; two whole rounds would take about 1.7 s).
+// for the gemms alone; two whole rounds would take about 1.7 s), or, where
+// they fit one round of 32-column tiles, those (remainder_columns; 20694:
+// 1.086 against 1.196 s with the gemms).
 // Below this many wanted columns GPUs take blocks of 32 sweeps (below).
 // H200, keig-bench --suite bt_sb2st --cols m --sweeps 32,64 --t-factors gram
 // --fold-t 1 --batches 16 --chunks n, sigma 32 against 64: n = 16384, m =
@@ -445,6 +452,13 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
     if (window_blocks && !tuning.window_apply && tiles >= places) {
       tuning.window_apply = true;
       tuning.window_tiles = tiles / places * places;
+      // The columns past the whole rounds in window tiles of 32 columns
+      // where those fit one round (H200, n = m = 20694, 264 tiles of 64
+      // and 3798 columns past them: batched gemms 1.196 s, tiles of 16
+      // (238 of them) 1.110 s, of 32 (119) 1.086 s; keig-bench --suite
+      // bt_sb2st --fold-t 5,6,7). Wider remainders stay on the gemms.
+      const index_t rest = m - tuning.window_tiles * tuning.window_columns;
+      tuning.remainder_columns = rest <= 32 * places ? 32 : 0;
     }
   }
   (void)space;
@@ -483,6 +497,10 @@ inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
   if (tuning.window_tiles < 0)
     throw InvalidArgument("window_tiles", "bt_sb2st: window tiles must be >= 0, got " +
                                               std::to_string(tuning.window_tiles));
+  if (tuning.remainder_columns != 0 && tuning.remainder_columns != 16 && tuning.remainder_columns != 32)
+    throw InvalidArgument("remainder_columns",
+                          "bt_sb2st: the window's remainder takes tiles of 16 or 32 columns (0: the gemms), got " +
+                              std::to_string(tuning.remainder_columns));
 }
 
 // Level-0 team scratch of the T-factor kernels for sigma (the larger of the
@@ -586,8 +604,11 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     window = tuning.window_apply && fold && sigma == 64 && ldv <= 128 && backends::cuda::band_blocks_supported(ctx) &&
              reinterpret_cast<std::uintptr_t>(work.data()) % 16 == 0;  // its packed V and W are read 16 bytes a lane
   const index_t mw = !window ? 0 : (tuning.window_tiles > 0 ? std::min(m, tuning.window_tiles * tuning.window_columns) : m);
-  const index_t mg = m - mw;
-  T* const zg = z.data() + mw * ldz;  // the gemms' first column
+  // The columns past the window's tiles: narrow window tiles (mr of them)
+  // or the batched gemms (mg).
+  const index_t mr = window && tuning.remainder_columns > 0 ? m - mw : 0;
+  const index_t mg = m - mw - mr;
+  T* const zg = z.data() + mw * ldz;  // the gemms' first column (mg > 0 only where mr = 0)
   const index_t slots = bt_sb2st_wave_blocks(n, b, sized), chunks = (mg + cw - 1) / cw;
   const index_t batch = tuning.waves_per_batch, factor_slots = batch * slots;
   // Block q of a batch (its waves' blocks in order) keeps T, V and W at
@@ -836,6 +857,9 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
         backends::cuda::pack_band_blocks(ctx, count, vbase, wbase, ldv, stride);
         backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vbase, wbase, ldv, stride, z.data(),
                                           ldz, n, mw, tuning.window_columns);
+        if (mr > 0)
+          backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vbase, wbase, ldv, stride,
+                                            z.data() + mw * ldz, ldz, n, mr, tuning.remainder_columns);
       }
     }
   }
