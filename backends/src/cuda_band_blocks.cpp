@@ -153,16 +153,17 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   // products). 16-column tiles have two warps per group of 4 columns: warp
   // w takes column group w % 4 and the octets w / 4, w / 4 + 2, ... of a
   // range (kRowSplit = 2, kStep = 16 rows).
-  constexpr int kQuads = kCols / 4;                                       // groups of 4 columns
-  constexpr int kRowSplit = 4 * kWarps > kCols ? 4 * kWarps / kCols : 1;  // warps per group (1 or 2)
-  constexpr int kMine = kCols / (4 * kWarps) > 0 ? kCols / (4 * kWarps) : 1;  // columns of each thread (2 or 1)
+  constexpr int kQuads = kCols / 4;                                 // groups of 4 columns
+  constexpr int kColumnWarps = kQuads < kWarps ? kQuads : kWarps;   // warps side by side over the columns
+  constexpr int kRowSplit = kWarps / kColumnWarps;                  // warps per group of 4 columns (1 or 2)
+  constexpr int kMine = kQuads / kColumnWarps;                      // columns of each thread (2 or 1)
   constexpr int kStep = 8 * kRowSplit;  // rows from one of a thread's rows to its next
-  const int lr = lane & 7, first_row = lr + 8 * (warp / (kQuads < kWarps ? kQuads : kWarps));
+  const int lr = lane & 7, first_row = lr + 8 * (warp / kColumnWarps);
   int my_col[kMine];
   double* my_z[kMine];  // clamped to a valid column: loads of absent columns are predicated off
 #pragma unroll
   for (int j = 0; j < kMine; ++j) {
-    my_col[j] = 4 * (warp % (kQuads < kWarps ? kQuads : kWarps)) + (lane >> 3) + 4 * kWarps * j;
+    my_col[j] = 4 * (warp % kColumnWarps) + (lane >> 3) + 4 * kWarps * j;
     my_z[j] = zt + (my_col[j] < cols ? my_col[j] : 0) * ldz;
   }
   // Rows [from, to) of the window back to Z (rows past n are not Z's).

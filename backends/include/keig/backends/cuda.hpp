@@ -68,8 +68,8 @@ template <class T>
 // Z(row0 : row0 + ldv, :) -= W (V^T Z(row0 : row0 + ldv, :)) with V, W
 // ldv x 64 (ldv <= 128, zero where the block has no rows), by tiles of
 // columns (64 or 128; 16 or 32 for a remainder of columns that would
-// fill a round of wider tiles poorly) of Z whose block rows stay in shared memory (FP64
-// tensor cores). list lives in device memory. band_blocks_supported:
+// fill a round of wider tiles poorly) of Z whose block rows stay in shared
+// memory (FP64 tensor cores). list lives in device memory. band_blocks_supported:
 // compute capability 8.0 or newer with the kernel's shared memory.
 // pack_band_blocks rewrites blocks 0 .. count - 1 (column-major V and W,
 // leading dimension ldv, block q at q * stride, stride >=
