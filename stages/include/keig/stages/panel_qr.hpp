@@ -98,6 +98,8 @@ struct PanelQr {
   int* arrived;  // teams arrived, summed over the steps (zero at launch)
   index_t m, k, kk, teams, rows;
   Matrix<T, ExecSpace> v, t;  // PanelQrFactors (empty: not formed)
+  const int* done = nullptr;  // non-null: the launch does nothing where *done != 0 (panel_cholqr's flag)
+  KOKKOS_INLINE_FUNCTION bool skipped() const { return done != nullptr && *done != 0; }
 
   // T is formed: the sums also run over the finished columns.
   KOKKOS_INLINE_FUNCTION bool want_t() const { return t.data() != nullptr; }
@@ -168,6 +170,7 @@ struct PanelQr {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    if (skipped()) return;
     const Scratch red(team.team_scratch(0), team_size), piv(team.team_scratch(0), cols), sum(team.team_scratch(0), cols);
     const int t = team.team_rank(), c = t % cols, rg = t / cols;
     const index_t p = team.league_rank(), r0 = p * rows, r1 = r0 + rows < m ? r0 + rows : m;
@@ -287,6 +290,7 @@ struct PanelQrResident {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    if (q.skipped()) return;
     const Scratch red(team.team_scratch(0), team_size), piv(team.team_scratch(0), cols), sum(team.team_scratch(0), cols);
     const Scratch xs(team.team_scratch(0), 2 * groups * NR);
     const int t = team.team_rank(), c = t % cols, rg = t / cols;
@@ -353,9 +357,13 @@ struct PanelQrResident {
 // factors: V and T where wanted (see PanelQrFactors; T as ?larft forms it).
 // GPU execution spaces only (teams wait on each other: they must all be
 // resident); elsewhere InvalidArgument names `a`. Asynchronous on `space`.
+// done (device memory, may be null): the launches do nothing where *done is
+// not 0 when they run, so panel_cholqr can queue this as its fallback
+// without waiting for its decision.
 template <class T, class ExecSpace>
 void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vector<T, ExecSpace>& tau,
-              const Vector<T, ExecSpace>& work, const PanelQrFactors<T, ExecSpace>& factors = {}) {
+              const Vector<T, ExecSpace>& work, const PanelQrFactors<T, ExecSpace>& factors = {},
+              const int* done = nullptr) {
   const index_t m = a.extent(0), k = a.extent(1), kk = m < k ? m : k;
   if (!panel_qr_available<ExecSpace>(k))
     throw InvalidArgument("a", "panel_qr: runs on GPU execution spaces for panels of at most 64 columns, got " +
@@ -376,6 +384,7 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
   Kokkos::parallel_for(
       "keig::panel_qr::zero", Kokkos::RangePolicy<ExecSpace>(space, 0, 3 * panel_qr_max_columns),
       KOKKOS_LAMBDA(const index_t i) {
+        if (done != nullptr && *done != 0) return;
         buffers[i] = T(0);
         if (i == 0) *arrived = 0;
       });
@@ -389,7 +398,7 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
     const auto run = [&](auto cols_tag) {
       constexpr int Cols = decltype(cols_tag)::value;
       using Kernel = detail::PanelQr<T, ExecSpace, Cols>;
-      const Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows, v, t};
+      const Kernel kernel{a, tau, buffers, arrived, m, k, kk, teams, rows, v, t, done};
       const auto launch = [&](const auto& functor) {
         using Functor = std::decay_t<decltype(functor)>;
         Kokkos::parallel_for("keig::panel_qr",
