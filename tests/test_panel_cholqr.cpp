@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "keig/backends/lapack.hpp"
 #include "keig/stages/panel_cholqr.hpp"
@@ -62,20 +63,27 @@ bool factor_and_check(const HostMatrix<T>& host, index_t m, index_t k, const Spa
   const double eps = double(unit_roundoff<T>());
   const double tol = 64 * double(m + k) * eps * std::sqrt(double(m)) * std::max(scale, 1.0);
   const double tol_q = 64 * double(m + k) * eps;
-  index_t untouched = 0, shape = 0;
+  index_t untouched = 0, v_shape = 0, t_diagonal = 0, t_lower = 0;
   double worst_t = 0;
+  std::string first_v;
   for (index_t j = 0; j < k; ++j) {
     for (index_t i = m; i < m + 3; ++i) untouched += mh(i, j) != host(i, j);
-    for (index_t i = 0; i < m; ++i)
-      shape += vm(i, j) != (i < j ? T(0) : (i == j ? T(1) : mh(i, j)));
-    shape += tfm(j, j) != tm(j);
+    for (index_t i = 0; i < m; ++i) {
+      const T expected = i < j ? T(0) : (i == j ? T(1) : mh(i, j));
+      if (vm(i, j) != expected && v_shape++ == 0)
+        first_v = "V(" + std::to_string(i) + ", " + std::to_string(j) + ") = " + std::to_string(double(vm(i, j))) +
+                  ", expected " + std::to_string(double(expected));
+    }
+    t_diagonal += tfm(j, j) != tm(j);
     for (index_t i = 0; i < k; ++i) {
-      if (i > j) shape += tfm(i, j) != T(0);
+      if (i > j) t_lower += tfm(i, j) != T(0);
       else worst_t = std::max(worst_t, std::abs(double(tfm(i, j) - tfl(i, j))));
     }
   }
   EXPECT_EQ(untouched, 0) << "panel_cholqr wrote outside the panel";
-  EXPECT_EQ(shape, 0) << "V is not the stored unit lower trapezoidal reflectors, or T's diagonal is not tau";
+  EXPECT_EQ(v_shape, 0) << "V is not the stored unit lower trapezoidal reflectors: " << first_v;
+  EXPECT_EQ(t_diagonal, 0) << "T's diagonal is not tau";
+  EXPECT_EQ(t_lower, 0) << "T's strict lower triangle is not zero";
   EXPECT_LE(worst_t, tol_q * 4) << "T against larft(V, tau)";
   // H [R; 0] = [R; 0] - V T (V1^T R), and H(:, 0:k) = [I; 0] - V T V1^T.
   HostMatrix<T> w("w", k, k), tw("tw", k, k), q("q", m, k);

@@ -68,6 +68,9 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
   std::vector<stages::Sy2sbPanel> panels{stages::Sy2sbPanel::Vendor};
   if (stages::panel_qr_available<Space>(stages::Sy2sbTuning<Space>::default_band))
     panels.push_back(stages::Sy2sbPanel::Keig);
+  // keig's CholeskyQR2 panel (real scalars, every backend).
+  if (stages::panel_cholqr_available<T>(stages::Sy2sbTuning<Space>::default_band))
+    panels.push_back(stages::Sy2sbPanel::CholQr);
   for (index_t b : {index_t(1), index_t(3), index_t(8), stages::Sy2sbTuning<Space>::default_band}) {
     for (index_t n : {index_t(1), index_t(2), b - 1, b, b + 1, 2 * b + 3, index_t(97), index_t(150)}) {
       if (n < 1) continue;
@@ -90,7 +93,9 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
                      (update == stages::Sy2sbUpdate::Full      ? " full"
                       : update == stages::Sy2sbUpdate::Blocked ? " blocked nb=" + std::to_string(block)
                                                                : " symmetric") +
-                     (panel == stages::Sy2sbPanel::Vendor ? " vendor panel" : " keig panel") +
+                     (panel == stages::Sy2sbPanel::Vendor ? " vendor panel"
+                      : panel == stages::Sy2sbPanel::Keig ? " keig panel"
+                                                          : " cholqr panel") +
                      " group=" + std::to_string(group) +
                      (skinny ? (product == stages::Sy2sbProduct::Gemm ? " gemm X" : " skinny X") : ""));
         const auto problem = generate<T>(MatrixKind::Random, n, n + 7);
@@ -125,6 +130,47 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
         EXPECT_LE(scaled_orthogonality(qh, n), kContract);
       }
     }
+  }
+}
+
+// The CholeskyQR2 panel on matrices whose panels it must refuse (zero below
+// the band: tridiagonal, diagonal, zero) or accept (dense, graded and
+// clustered spectra), mixed within one reduction: B similar to A, Q
+// orthogonal. Real scalars.
+TYPED_TEST(Sy2sb, CholQrPanelsOnStructuredMatrices) {
+  using T = TypeParam;
+  if constexpr (!is_complex_v<T>) {
+    backends::Context<Space> ctx{Space()};
+    for (MatrixKind kind : {MatrixKind::Wilkinson, MatrixKind::Diagonal, MatrixKind::Zero, MatrixKind::Graded,
+                            MatrixKind::Clustered, MatrixKind::Uniform})
+      for (index_t b : {index_t(8), stages::Sy2sbTuning<Space>::default_band}) {
+        const index_t n = 3 * b + 37;
+        SCOPED_TRACE(describe("sy2sb cholqr", n, Uplo::Lower) + " " + to_string(kind) + " b=" + std::to_string(b));
+        const auto problem = generate<T>(kind, n, 11);
+        auto a = to_space(problem.a);
+        SpaceVector<T> tau("tau", n), work("work", stages::sy2sb_workspace_size<T, Space>(n, b));
+        stages::Sy2sbOptions options;
+        options.panel = stages::Sy2sbPanel::CholQr;
+        stages::sy2sb<T, Space>(ctx, Uplo::Lower, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
+                                options);
+        auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
+        SpaceVector<T> owork("owork", stages::ormtr_workspace_size<T, Space>(n, n, 16));
+        stages::bt_sy2sb<T, Space>(ctx, to_matrix<Space>(a), b, to_vector<Space>(tau), to_matrix<Space>(q),
+                                   to_vector<Space>(owork), 16);
+        Kokkos::fence();
+        auto ah = to_host(a);
+        HostMatrix<T> band("band", n, n);
+        for (index_t j = 0; j < n; ++j) {
+          band(j, j) = ah(j, j);
+          for (index_t i = j + 1; i <= j + b && i < n; ++i) {
+            band(i, j) = ah(i, j);
+            band(j, i) = ah(i, j);
+          }
+        }
+        const HostMatrix<T> qh = to_host(q);
+        EXPECT_LE(similarity_error(problem.a, qh, band), kContract);
+        EXPECT_LE(scaled_orthogonality(qh, n), kContract);
+      }
   }
 }
 

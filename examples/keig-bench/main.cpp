@@ -519,6 +519,15 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
       std::snprintf(buf, sizeof buf, "X = A22 V: keig's tensor-core kernel against two cuBLAS gemms per block column");
       rows.push_back({n, "sy2sb skinny X", "sy2sb gemm X", buf, keig_s, gemm_x});
     }
+    // CholeskyQR2 panels (stages/panel_cholqr, real scalars) against the
+    // default's: whole reductions and the panels alone.
+    if (st::panel_cholqr_available<T>(b)) {
+      const double chol_whole = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::CholQr);
+      const double chol_panels = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::CholQr, true);
+      std::snprintf(buf, sizeof buf, "panels alone: CholeskyQR2 %.3f s, default %.3f s; sy2sb with CholeskyQR2 %.0f%% of gemm",
+                    chol_panels, panels, share(chol_whole));
+      rows.push_back({n, "sy2sb cholqr panels", "sy2sb default panels", buf, chol_whole, keig_s});
+    }
     // The default update and panel with g panels per update, against one.
     std::vector<std::pair<index_t, double>> by_group;
     for (index_t g : groups)

@@ -53,6 +53,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "keig/backends/lapack.hpp"
+#include "keig/stages/panel_cholqr.hpp"
 #include "keig/stages/panel_qr.hpp"
 #include "keig/stages/sytrd.hpp"
 #include "keig/views/matrix.hpp"
@@ -117,10 +118,17 @@ inline index_t sy2sb_block_columns(index_t n, index_t b) {
   return nb > 4 * b ? nb : 4 * b;
 }
 
-// How a panel is factored: Vendor (the backend's geqrf) or Keig
-// (stages/panel_qr: one launch per panel, GPUs, b <= 64). Auto: Keig where
-// it is available.
-enum class Sy2sbPanel { Auto, Vendor, Keig };
+// How a panel is factored: Vendor (the backend's geqrf), Keig
+// (stages/panel_qr: one launch per panel, a meeting of its teams per
+// column; GPUs, b <= 64) or CholQr (stages/panel_cholqr: CholeskyQR2 and
+// Householder reconstruction, two meetings per panel; real scalars,
+// b <= 64, every backend; panels it refuses go to panel_qr on GPUs and to
+// geqrf on hosts). Auto: Keig where it is available, else Vendor. CholQr
+// is not the default: its last teams factor the k x k sums with a team
+// barrier per elimination step (five sweeps of k steps a panel), which
+// cost more than panel_qr's meetings: H200, b = 64, the panels of
+// n = 16384 alone 0.132 s against 0.079 s (keig-bench --suite sy2sb).
+enum class Sy2sbPanel { Auto, Vendor, Keig, CholQr };
 
 // Panels per trailing update (Sy2sbOptions::group; the groups are described
 // at the top of this file): the same flops, update gemms of inner size 2gb
@@ -172,11 +180,11 @@ index_t sy2sb_group(index_t group, index_t b) {
 
 // Workspace of sy2sb (elements of T) for g panels per update: [V W] and
 // [W V] (n x 2gb each), S and T (b x b each), the group's corrections
-// (2 gb x b) and panel_qr's partial sums.
+// (2 gb x b) and the panel QR's sums (panel_cholqr's, which hold panel_qr's).
 template <class T, class ExecSpace>
 index_t sy2sb_workspace_size(index_t n, index_t b, index_t group = 0) {
   const index_t g = sy2sb_group<ExecSpace>(group, b);
-  return 4 * n * g * b + 2 * b * b + 2 * g * b * b + panel_qr_workspace_size();
+  return 4 * n * g * b + 2 * b * b + 2 * g * b * b + panel_cholqr_workspace_size();
 }
 
 // Reduces A (n x n, `uplo` triangle) to band form. tau: n entries at least.
@@ -206,6 +214,10 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   if (options.panel == Sy2sbPanel::Keig && !panel_qr_available<ExecSpace>(b))
     throw InvalidArgument("panel", "sy2sb: keig's panel QR runs on GPU execution spaces with b <= 64, b = " +
                                        std::to_string(b));
+  if (options.panel == Sy2sbPanel::CholQr && !panel_cholqr_available<T>(b))
+    throw InvalidArgument("panel", "sy2sb: keig's CholeskyQR2 panel runs for real scalars with b <= 64, b = " +
+                                       std::to_string(b));
+  const bool cholqr_panel = options.panel == Sy2sbPanel::CholQr;
   const bool keig_panel = options.panel == Sy2sbPanel::Keig ||
                           (options.panel == Sy2sbPanel::Auto && panel_qr_available<ExecSpace>(b));
   if (n == 0) return;
@@ -238,7 +250,8 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   const Mat vw_all(p, n, 2 * gb), wv_all(p + 2 * n * gb, n, 2 * gb);
   p += 4 * n * gb;
   const Mat s_all(p, b, b), t_all(p + b * b, b, b), c_all(p + 2 * b * b, 2 * gb, b);
-  const Vector<T, ExecSpace> qr_work(p + 2 * b * b + 2 * gb * b, panel_qr_workspace_size());
+  const Vector<T, ExecSpace> qr_work(p + 2 * b * b + 2 * gb * b, panel_cholqr_workspace_size());
+  if (cholqr_panel) panel_cholqr_prepare<T, ExecSpace>(space, qr_work);
   using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
   // Blocked: the block column of the trailing matrix from absolute column
   // `first` (m columns) that starts at its column c0 ends at c1: the ends
@@ -297,8 +310,13 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
       const Vector<T, ExecSpace> tau_p = Kokkos::subview(tau, std::make_pair(col, col + k));
       const Mat V = v_place(vw_all);
       const Mat Tf = block(t_all, 0, k, 0, k);
-      if (keig_panel) {  // V and T come out of the panel's own launch
-        panel_qr<T, ExecSpace>(space, panel, tau_p, qr_work, PanelQrFactors<T, ExecSpace>{V, Tf});
+      // V and T come out of the panel's launches, except from geqrf. Panels
+      // with fewer rows than b columns (the last ones) skip CholeskyQR2.
+      if (cholqr_panel && m >= b) {
+        panel_cholqr<T, ExecSpace>(ctx, panel, tau_p, qr_work, PanelQrFactors<T, ExecSpace>{V, Tf});
+      } else if (keig_panel || (cholqr_panel && panel_qr_available<ExecSpace>(b))) {
+        panel_qr<T, ExecSpace>(space, panel, tau_p, panel_cholqr_qr_work<T, ExecSpace>(qr_work),
+                               PanelQrFactors<T, ExecSpace>{V, Tf});
       } else {
         backends::geqrf<T>(ctx, panel, tau_p);
         Kokkos::parallel_for(
