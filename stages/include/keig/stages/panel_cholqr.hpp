@@ -279,6 +279,13 @@ struct PanelCholQr {
     }
     team.team_barrier();
   }
+  // X = rows [r0, r1) of src times the upper triangular factor in S.
+  KOKKOS_INLINE_FUNCTION void transform_chunk(const Team& team, const Shared& sh, const Matrix<T, ExecSpace>& src,
+                                              index_t r0, index_t r1) const {
+    stage(team, sh, src, r0, r1);
+    team.team_barrier();
+    times_upper(team, sh);
+  }
   // acc += X^T X on work item w's 4 x 4 entries (ti + 16 a, tj + 16 b).
   KOKKOS_INLINE_FUNCTION void add_gram(const Team& team, const Shared& sh, T (&acc)[slots / threads][16]) const {
     for (int w = team.team_rank(), s = 0; w < slots; w += threads, ++s) {
@@ -353,6 +360,15 @@ struct PanelCholQr {
       for (int i = w / kmax; i < k; i += 4) at(p, i, c) = i < c ? sh.S(c, i) : (i == c ? sh.d[c] : T(0));
     }
   }
+  // S = global buffer `which` (k x k).
+  KOKKOS_INLINE_FUNCTION void load_factor(const Team& team, const Shared& sh, int which) const {
+    const T* const p = buffer(which);
+    for (int w = team.team_rank(); w < slots; w += threads) {
+      const int c = w % kmax;
+      if (c >= k) continue;
+      for (int i = w / kmax; i < k; i += 4) sh.S(i, c) = at(p, i, c);
+    }
+  }
   // The panel's rows of this team, [r0, r1).
   KOKKOS_INLINE_FUNCTION void team_rows(const Team& team, index_t first, index_t& r0, index_t& r1) const {
     r0 = first + team.league_rank() * rows;
@@ -408,20 +424,13 @@ struct CholQrSecondPass : PanelCholQr<T, ExecSpace> {
     const auto sh = this->shared(team);
     const int t = team.team_rank();
     const int k = static_cast<int>(this->k);
-    // S = R1^{-1}.
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c < k)
-        for (int i = w / kmax; i < k; i += 4) sh.S(i, c) = at(this->buffer(Base::kR1inv), i, c);
-    }
+    this->load_factor(team, sh, Base::kR1inv);
     index_t r0, r1;
     this->team_rows(team, 0, r0, r1);
     T acc[slots / threads][16] = {};
     for (index_t c0 = r0; c0 < r1; c0 += Base::chunk) {
       const index_t c1 = c0 + Base::chunk < r1 ? c0 + Base::chunk : r1;
-      this->stage(team, sh, this->a, c0, c1);
-      team.team_barrier();
-      this->times_upper(team, sh);
+      this->transform_chunk(team, sh, this->a, c0, c1);  // Q1 = A R1^{-1}
       for (int w = t; w < Base::chunk * kmax; w += threads) {
         const int r = w % Base::chunk, c = w / Base::chunk;
         if (c < k && c0 + r < c1) this->v(c0 + r, c) = sh.X(r, c);
@@ -539,7 +548,6 @@ template <class T, class ExecSpace>
 struct CholQrThirdPass : PanelCholQr<T, ExecSpace> {
   using Base = PanelCholQr<T, ExecSpace>;
   using typename Base::Team;
-  using Base::at;
   using Base::kmax;
   using Base::slots;
   using Base::threads;
@@ -548,18 +556,12 @@ struct CholQrThirdPass : PanelCholQr<T, ExecSpace> {
     const auto sh = this->shared(team);
     const int t = team.team_rank();
     const int k = static_cast<int>(this->k);
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c < k)
-        for (int i = w / kmax; i < k; i += 4) sh.S(i, c) = at(this->buffer(Base::kR1inv), i, c);
-    }
+    this->load_factor(team, sh, Base::kR1inv);  // M, which launch 2 left in R1^{-1}'s place
     index_t r0, r1;
     this->team_rows(team, this->k, r0, r1);
     for (index_t c0 = r0; c0 < r1; c0 += Base::chunk) {
       const index_t c1 = c0 + Base::chunk < r1 ? c0 + Base::chunk : r1;
-      this->stage(team, sh, this->v, c0, c1);
-      team.team_barrier();
-      this->times_upper(team, sh);
+      this->transform_chunk(team, sh, this->v, c0, c1);  // V = Q1 M
       for (int w = t; w < Base::chunk * kmax; w += threads) {
         const int r = w % Base::chunk, c = w / Base::chunk;
         if (c < k && c0 + r < c1) {
