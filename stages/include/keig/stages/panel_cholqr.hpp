@@ -143,12 +143,7 @@ struct PanelCholQr {
   // L = L~ D^{1/2} and L^{-1} = D^{-1/2} Y.
   KOKKOS_INLINE_FUNCTION bool cholesky_inverse(const Team& team, const Shared& sh) const {
     const int t = team.team_rank();
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = first_row(w, c); i < k; i += 4)
-        if (i > c) sh.S(c, i) = T(0);
-    }
+    this->for_lower(team, [&](const int i, const int c) { if (i > c) sh.S(c, i) = T(0); });
     team.team_barrier();
     for (int j = 0; j < k; ++j) {
       const T pivot = sh.S(j, j);
@@ -169,20 +164,35 @@ struct PanelCholQr {
     }
     for (int c = t; c < k; c += threads) sh.d[c] = compat::sqrt(sh.S(c, c));
     team.team_barrier();
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = first_row(w, c); i < k; i += 4) {
-        if (i == c) {
-          sh.S(c, c) = T(1) / sh.d[c];
-        } else {
-          sh.S(i, c) /= sh.d[c];
-          sh.S(c, i) /= sh.d[i];
-        }
+    this->for_lower(team, [&](const int i, const int c) {
+      if (i == c) {
+        sh.S(c, c) = T(1) / sh.d[c];
+      } else {
+        sh.S(i, c) /= sh.d[c];
+        sh.S(c, i) /= sh.d[i];
       }
-    }
+    });
     team.team_barrier();
     return true;
+  }
+  // f(i, c) over this thread's entries of a k x k factor (work item w:
+  // column c = w % 64, rows w / 64 + 4 q): all rows, or those on and below
+  // the diagonal.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_all(const Team& team, const F& f) const {
+    for (int w = team.team_rank(); w < slots; w += threads) {
+      const int c = w % kmax;
+      if (c >= k) continue;
+      for (int i = w / kmax; i < k; i += 4) f(i, c);
+    }
+  }
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_lower(const Team& team, const F& f) const {
+    for (int w = team.team_rank(); w < slots; w += threads) {
+      const int c = w % kmax;
+      if (c >= k) continue;
+      for (int i = first_row(w, c); i < k; i += 4) f(i, c);
+    }
   }
   // First of work item w's rows (w / 64 + 4 q) at or below row c.
   KOKKOS_INLINE_FUNCTION static int first_row(int w, int c) {
@@ -197,11 +207,7 @@ struct PanelCholQr {
   // Y(i, :) -= L(i, j) / L(j, j) Y(j, :), then Y(i, :) /= L(i, i).
   KOKKOS_INLINE_FUNCTION void invert_lower_transposed(const Team& team, const Shared& sh) const {
     const int t = team.team_rank();
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = first_row(w, c); i < k; i += 4) sh.S(c, i) = i == c ? T(1) : T(0);
-    }
+    this->for_lower(team, [&](const int i, const int c) { sh.S(c, i) = i == c ? T(1) : T(0); });
     team.team_barrier();
     for (int j = 0; j + 1 < k; ++j) {
       const T dj = sh.d[j];
@@ -213,11 +219,7 @@ struct PanelCholQr {
       }
       team.team_barrier();
     }
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = first_row(w, c); i < k; i += 4) sh.S(c, i) /= sh.d[i];
-    }
+    this->for_lower(team, [&](const int i, const int c) { sh.S(c, i) /= sh.d[i]; });
     team.team_barrier();
   }
 
@@ -240,11 +242,7 @@ struct PanelCholQr {
       }
       team.team_barrier();
     }
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = first_row(w, c); i < k; i += 4) sh.S(i, c) = i == c ? sh.p[c] : sh.S(i, c) / sh.p[c];
-    }
+    this->for_lower(team, [&](const int i, const int c) { sh.S(i, c) = i == c ? sh.p[c] : sh.S(i, c) / sh.p[c]; });
     team.team_barrier();
   }
 
@@ -330,44 +328,28 @@ struct PanelCholQr {
   // for the next launch.
   KOKKOS_INLINE_FUNCTION void take_gram(const Team& team, const Shared& sh, int phase) const {
     T* const gram = buffer(kGram);
-    for (int w = team.team_rank(); w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = first_row(w, c); i < k; i += 4) {
-        sh.S(i, c) = backends::load_coherent(&at(gram, i, c));
-        at(gram, i, c) = T(0);
-      }
-    }
+    this->for_lower(team, [&](const int i, const int c) {
+      sh.S(i, c) = backends::load_coherent(&at(gram, i, c));
+      at(gram, i, c) = T(0);
+    });
     if (team.team_rank() == 0) *counter(phase) = 0;
     team.team_barrier();
   }
   // Global buffer `which` = S's upper triangle (diagonal included), zeros below.
   KOKKOS_INLINE_FUNCTION void save_upper(const Team& team, const Shared& sh, int which) const {
     T* const p = buffer(which);
-    for (int w = team.team_rank(); w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = w / kmax; i < k; i += 4) at(p, i, c) = i <= c ? sh.S(i, c) : T(0);
-    }
+    this->for_all(team, [&](const int i, const int c) { at(p, i, c) = i <= c ? sh.S(i, c) : T(0); });
   }
   // Global buffer `which` = the transpose of S's lower triangle, with
   // diagonal sh.d: the upper triangular L^T.
   KOKKOS_INLINE_FUNCTION void save_lower_transposed(const Team& team, const Shared& sh, int which) const {
     T* const p = buffer(which);
-    for (int w = team.team_rank(); w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = w / kmax; i < k; i += 4) at(p, i, c) = i < c ? sh.S(c, i) : (i == c ? sh.d[c] : T(0));
-    }
+    this->for_all(team, [&](const int i, const int c) { at(p, i, c) = i < c ? sh.S(c, i) : (i == c ? sh.d[c] : T(0)); });
   }
   // S = global buffer `which` (k x k).
   KOKKOS_INLINE_FUNCTION void load_factor(const Team& team, const Shared& sh, int which) const {
     const T* const p = buffer(which);
-    for (int w = team.team_rank(); w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = w / kmax; i < k; i += 4) sh.S(i, c) = at(p, i, c);
-    }
+    this->for_all(team, [&](const int i, const int c) { sh.S(i, c) = at(p, i, c); });
   }
   // The panel's rows of this team, [r0, r1).
   KOKKOS_INLINE_FUNCTION void team_rows(const Team& team, index_t first, index_t& r0, index_t& r1) const {
@@ -493,51 +475,39 @@ struct CholQrSecondPass : PanelCholQr<T, ExecSpace> {
     const T* const u = this->buffer(Base::kU);
     const T* const r1m = this->buffer(Base::kR1);
     const T* const r2m = this->buffer(Base::kR2);
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = w / kmax; i < k; i += 4) {
-        // T = -U D L1^{-T} (upper triangular).
-        T tic = T(0);
-        if (i <= c) {
-          for (int l = i; l <= c; ++l) tic -= at(u, i, l) * sh.e[l] * sh.S(l, c);
-          if (i == c) this->tau(i) = tic;
-        }
-        this->t(i, c) = tic;
-        // The panel's row i: R_h = D R2 R1 on and above the diagonal, L1 below.
-        T aic;
-        if (i <= c) {
-          T r = T(0);
-          for (int l = i; l <= c; ++l) r += at(r2m, i, l) * at(r1m, l, c);
-          aic = sh.e[i] * r;
-        } else {
-          aic = sh.S(i, c);
-        }
-        this->a(i, c) = aic;
-        this->v(i, c) = reflector_entry(i, c, aic);
+    this->for_all(team, [&](const int i, const int c) {
+      // T = -U D L1^{-T} (upper triangular).
+      T tic = T(0);
+      if (i <= c) {
+        for (int l = i; l <= c; ++l) tic -= at(u, i, l) * sh.e[l] * sh.S(l, c);
+        if (i == c) this->tau(i) = tic;
       }
-    }
+      this->t(i, c) = tic;
+      // The panel's row i: R_h = D R2 R1 on and above the diagonal, L1 below.
+      T aic;
+      if (i <= c) {
+        T r = T(0);
+        for (int l = i; l <= c; ++l) r += at(r2m, i, l) * at(r1m, l, c);
+        aic = sh.e[i] * r;
+      } else {
+        aic = sh.S(i, c);
+      }
+      this->a(i, c) = aic;
+      this->v(i, c) = reflector_entry(i, c, aic);
+    });
     team.team_barrier();
     // M = R2^{-1} U^{-1}: U^T into S's lower triangle, inverted.
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = first_row(w, c); i < k; i += 4) sh.S(i, c) = at(u, c, i);
-    }
+    this->for_lower(team, [&](const int i, const int c) { sh.S(i, c) = at(u, c, i); });
     for (int c = t; c < k; c += threads) sh.d[c] = at(u, c, c);
     team.team_barrier();
     this->invert_lower_transposed(team, sh);  // S's upper triangle: U^{-1}
     T* const mm = this->buffer(Base::kR1inv);  // launch 2's R1^{-1} is no longer needed: M goes there
     const T* const r2inv = this->buffer(Base::kR2inv);
-    for (int w = t; w < slots; w += threads) {
-      const int c = w % kmax;
-      if (c >= k) continue;
-      for (int i = w / kmax; i < k; i += 4) {
-        T sum = T(0);
-        for (int l = i; l <= c; ++l) sum += at(r2inv, i, l) * sh.S(l, c);
-        at(mm, i, c) = sum;
-      }
-    }
+    this->for_all(team, [&](const int i, const int c) {
+      T sum = T(0);
+      for (int l = i; l <= c; ++l) sum += at(r2inv, i, l) * sh.S(l, c);
+      at(mm, i, c) = sum;
+    });
     if (t == 0) *this->accepted() = 1;
   }
 };
