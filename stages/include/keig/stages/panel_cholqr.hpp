@@ -62,6 +62,13 @@ namespace detail {
 // then panel_qr's workspace for the refused panels.
 inline constexpr index_t cholqr_square = panel_qr_max_columns * panel_qr_max_columns;
 inline constexpr index_t cholqr_matrices = 6;
+inline constexpr int cholqr_accepted_slot = 2;  // after the two arrival counters
+// The arrival counters and the decision flag, after the k x k buffers.
+template <class T>
+KOKKOS_INLINE_FUNCTION auto cholqr_ints(T* work) {
+  using I = std::conditional_t<std::is_const_v<T>, const int, int>;
+  return reinterpret_cast<I*>(work + cholqr_matrices * cholqr_square);
+}
 }  // namespace detail
 
 // Real scalars, 1 <= k <= 64, on every execution space.
@@ -111,9 +118,9 @@ struct PanelCholQr {
   KOKKOS_INLINE_FUNCTION T* buffer(int which) const { return work + which * cholqr_square; }
   enum : int { kGram = 0, kR1inv = 1, kR1 = 2, kR2 = 3, kR2inv = 4, kU = 5 };
   KOKKOS_INLINE_FUNCTION int* counter(int phase) const {
-    return reinterpret_cast<int*>(work + cholqr_matrices * cholqr_square) + phase;
+    return cholqr_ints(work) + phase;
   }
-  KOKKOS_INLINE_FUNCTION int* accepted() const { return counter(2); }
+  KOKKOS_INLINE_FUNCTION int* accepted() const { return cholqr_ints(work) + cholqr_accepted_slot; }
   KOKKOS_INLINE_FUNCTION static T& at(T* p, int i, int j) { return p[i + j * kmax]; }
   KOKKOS_INLINE_FUNCTION static const T& at(const T* p, int i, int j) { return p[i + j * kmax]; }
 
@@ -560,7 +567,7 @@ void panel_cholqr_prepare(const ExecSpace& space, const Vector<T, ExecSpace>& wo
 template <class T, class ExecSpace>
 bool panel_cholqr_accepted(const ExecSpace& space, const Vector<T, ExecSpace>& work) {
   int flag = 0;
-  const int* const p = reinterpret_cast<const int*>(work.data() + detail::cholqr_matrices * detail::cholqr_square) + 2;
+  const int* const p = detail::cholqr_ints<const T>(work.data()) + detail::cholqr_accepted_slot;
   Kokkos::View<int, Kokkos::HostSpace> host(&flag);
   Kokkos::deep_copy(space, host, Kokkos::View<const int, memory_space_of<ExecSpace>, Kokkos::MemoryUnmanaged>(p));
   space.fence();
@@ -620,8 +627,7 @@ void panel_cholqr_real(const backends::Context<ExecSpace>& ctx, const Matrix<T, 
   const Base rest = split(m - k, 4 * processors);
   launch("keig::panel_cholqr::third", detail::CholQrThirdPass<T, ExecSpace>{rest}, rest.teams);
   const Vector<T, ExecSpace> qr_work = panel_cholqr_qr_work<T, ExecSpace>(work);
-  const int* const accepted =
-      reinterpret_cast<const int*>(work.data() + detail::cholqr_matrices * detail::cholqr_square) + 2;
+  const int* const accepted = detail::cholqr_ints<const T>(work.data()) + detail::cholqr_accepted_slot;
   if constexpr (backends::is_cuda_space_v<ExecSpace>) {
     panel_qr<T, ExecSpace>(space, a, tau, qr_work, factors, accepted);
   } else {
