@@ -633,19 +633,7 @@ void panel_cholqr_real(const backends::Context<ExecSpace>& ctx, const Matrix<T, 
   } else {
     space.fence();
     if (*accepted != 0) return;
-    backends::geqrf<T>(ctx, a, tau);
-    Kokkos::parallel_for(
-        "keig::panel_cholqr::extract_v",
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>(space, {0, 0},
-                                                                                                      {m, k}),
-        KOKKOS_LAMBDA(const index_t i, const index_t c) { v(i, c) = reflector_entry(i, c, a(i, c)); });
-    backends::larft<T>(ctx, v, tau, t);
-    // T's strict lower triangle as the CholeskyQR2 path leaves it: zero (the
-    // vendor's larft may leave it alone or use it as workspace).
-    Kokkos::parallel_for(
-        "keig::panel_cholqr::t_lower", Kokkos::RangePolicy<ExecSpace>(space, 0, k), KOKKOS_LAMBDA(const index_t c) {
-          for (index_t i = c + 1; i < k; ++i) t(i, c) = T(0);
-        });
+    panel_qr_vendor<T, ExecSpace>(ctx, a, tau, factors);
   }
 }
 

@@ -47,6 +47,7 @@
 
 #include "keig/backends/context.hpp"
 #include "keig/backends/device_sync.hpp"
+#include "keig/backends/lapack.hpp"
 #include "keig/stages/sytrd.hpp"
 #include "keig/views/matrix.hpp"
 
@@ -426,6 +427,31 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
     if (k <= 32) run(std::integral_constant<int, 32>{});
     else run(std::integral_constant<int, 64>{});
   }
+}
+
+// The same outputs from the vendor: geqrf on a (m x k) in place, then V
+// (m x min(m, k), unit diagonal, zeros above) and T (?larft's, zeros below)
+// as panel_qr forms them. Any execution space; asynchronous where the
+// vendor's calls are.
+template <class T, class ExecSpace>
+void panel_qr_vendor(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a,
+                     const Vector<T, ExecSpace>& tau, const PanelQrFactors<T, ExecSpace>& factors) {
+  const Matrix<T, ExecSpace> v = factors.v, t = factors.t;
+  const index_t m = v.extent(0), kk = v.extent(1);
+  backends::geqrf<T>(ctx, a, tau);
+  Kokkos::parallel_for(
+      "keig::panel_qr_vendor::v",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>(
+          ctx.space(), {0, 0}, {m, kk}),
+      KOKKOS_LAMBDA(const index_t i, const index_t c) { v(i, c) = reflector_entry(i, c, a(i, c)); });
+  backends::larft<T>(ctx, v, tau, t);
+  // The vendor's larft may leave T's strict lower triangle alone or use it
+  // as workspace.
+  Kokkos::parallel_for(
+      "keig::panel_qr_vendor::t_lower", Kokkos::RangePolicy<ExecSpace>(ctx.space(), 0, kk),
+      KOKKOS_LAMBDA(const index_t c) {
+        for (index_t i = c + 1; i < kk; ++i) t(i, c) = T(0);
+      });
 }
 
 }  // namespace keig::stages

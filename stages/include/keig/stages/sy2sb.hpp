@@ -318,11 +318,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         panel_qr<T, ExecSpace>(space, panel, tau_p, panel_cholqr_qr_work<T, ExecSpace>(qr_work),
                                PanelQrFactors<T, ExecSpace>{V, Tf});
       } else {
-        backends::geqrf<T>(ctx, panel, tau_p);
-        Kokkos::parallel_for(
-            "keig::sy2sb::extract_v", Policy2(space, {0, 0}, {m, k}),
-            KOKKOS_LAMBDA(const index_t i, const index_t c) { V(i, c) = reflector_entry(i, c, panel(i, c)); });
-        backends::larft<T>(ctx, V, tau_p, Tf);
+        panel_qr_vendor<T, ExecSpace>(ctx, panel, tau_p, PanelQrFactors<T, ExecSpace>{V, Tf});
       }
       if (options.panels_only) continue;
       // X = A_j V with A_j the trailing matrix as the group's earlier panels
