@@ -4,7 +4,10 @@
 // rounding. Sizes cover one team and many (up to one per multiprocessor),
 // m < k, and k up to the limit of 64 columns. The optional V and T (formed
 // in the same launch) must match the geqrf result's reflectors and the
-// vendor's larft on them. Host execution spaces must refuse with
+// vendor's larft on them. Real panels are also factored with each number of
+// columns per meeting, including panels whose blocks must end early (near-
+// dependent columns, rank one, zero, ill-conditioned), where the result
+// must be a valid Householder QR. Host execution spaces must refuse with
 // InvalidArgument.
 #include <algorithm>
 #include <cmath>
@@ -12,7 +15,7 @@
 
 #include "keig/backends/lapack.hpp"
 #include "keig/stages/panel_qr.hpp"
-#include "support.hpp"
+#include "panel_check.hpp"
 
 namespace keig::test {
 namespace {
@@ -100,6 +103,68 @@ TYPED_TEST(PanelQr, MatchesVendorGeqrf) {
       EXPECT_LE(worst_t, tol) << "T";
       EXPECT_EQ(untouched, 0) << "panel_qr wrote outside the panel";
     }
+  }
+}
+
+// Every number of columns a meeting on panels that end blocks early (their
+// columns' tails cancel against the block's earlier columns) and on ones
+// that do not. The factorization of a singular panel is not unique, so it
+// is checked for validity; full-rank panels must also match geqrf.
+TYPED_TEST(PanelQr, ColumnsPerMeetingOnStructuredPanels) {
+  using T = TypeParam;
+  if (!backends::is_cuda_space_v<Space>) return;  // refused above
+  SpaceVector<T> work("work", stages::panel_qr_workspace_size());
+  {  // more columns a meeting than the scalar type takes
+    SpaceMatrix<T> a("a", 10, 4);
+    SpaceVector<T> tau("tau", 4);
+    const int too_many = is_complex_v<T> ? 2 : stages::panel_qr_meeting_columns + 1;
+    for (int bad : {-1, too_many})
+      EXPECT_THROW((stages::panel_qr<T, Space>(Space(), to_matrix<Space>(a), to_vector<Space>(tau),
+                                               to_vector<Space>(work), {}, nullptr, bad)),
+                   InvalidArgument);
+  }
+  if constexpr (!is_complex_v<T>) {
+    backends::Context<Space> ctx{Space()};
+    std::mt19937_64 rng(37);
+    for (PanelKind kind : {PanelKind::Random, PanelKind::NearDependent, PanelKind::GradedColumns, PanelKind::RankOne,
+                           PanelKind::Zero, PanelKind::IllConditioned})
+      for (index_t k : {index_t(5), index_t(64)})
+        for (index_t m : {index_t(64), index_t(300), index_t(12000)}) {
+          if (m < k) continue;
+          const HostMatrix<T> host = make_panel<T>(kind, m, k, rng);
+          for (int columns = 1; columns <= stages::panel_qr_meeting_columns; ++columns) {
+            SCOPED_TRACE("panel_qr kind=" + std::to_string(int(kind)) + " m=" + std::to_string(m) +
+                         " k=" + std::to_string(k) + " columns a meeting=" + std::to_string(columns));
+            auto mine = to_space(host), theirs = to_space(host);
+            const auto rows = std::make_pair(index_t(0), m);
+            const Matrix<T, Space> a_mine = Kokkos::subview(mine, rows, Kokkos::ALL);
+            const Matrix<T, Space> a_theirs = Kokkos::subview(theirs, rows, Kokkos::ALL);
+            SpaceVector<T> tau_mine("tau_mine", k), tau_theirs("tau_theirs", k);
+            SpaceMatrix<T> v_mine("v_mine", m, k), t_mine("t_mine", k, k), t_larft("t_larft", k, k);
+            Kokkos::deep_copy(t_mine, T(7));  // every entry must be written
+            Kokkos::deep_copy(v_mine, T(7));
+            stages::panel_qr<T, Space>(Space(), a_mine, to_vector<Space>(tau_mine), to_vector<Space>(work),
+                                       stages::PanelQrFactors<T, Space>{to_matrix<Space>(v_mine),
+                                                                        to_matrix<Space>(t_mine)},
+                                       nullptr, columns);
+            backends::larft<T>(ctx, to_matrix<Space>(v_mine), to_vector<Space>(tau_mine), to_matrix<Space>(t_larft));
+            backends::geqrf<T>(ctx, a_theirs, to_vector<Space>(tau_theirs));
+            Kokkos::fence();
+            const auto mh = to_host(mine), th = to_host(theirs);
+            const auto tm = to_host(tau_mine), tt = to_host(tau_theirs);
+            const auto vm = to_host(v_mine), tfm = to_host(t_mine), tfl = to_host(t_larft);
+            const double tol = expect_householder_qr<T>(host, m, k, mh, vm, tm, tfm, tfl);
+            // Full rank (square panels: geqrf leaves the last column alone).
+            if ((kind == PanelKind::Random || kind == PanelKind::GradedColumns) && m > k) {
+              double worst = 0;
+              for (index_t j = 0; j < k; ++j) {
+                for (index_t i = 0; i < m; ++i) worst = std::max(worst, std::abs(double(mh(i, j) - th(i, j))));
+                worst = std::max(worst, std::abs(double(tm(j) - tt(j))));
+              }
+              EXPECT_LE(worst, tol) << "R, reflectors and tau against geqrf's";
+            }
+          }
+        }
   }
 }
 

@@ -476,14 +476,16 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
         space, "keig::bench::work",
         st::sy2sb_workspace_size<T, Space>(n, b, *std::max_element(groups.begin(), groups.end())));
     auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel, bool panels_only = false, index_t group = 0,
-                    st::Sy2sbProduct product = st::Sy2sbProduct::Auto, double* issued = nullptr, index_t block = 0) {
+                    st::Sy2sbProduct product = st::Sy2sbProduct::Auto, double* issued = nullptr, index_t block = 0,
+                    int panel_columns = 0) {
       std::vector<double> t, host;
       for (int r = 0; r < 3; ++r) {
         fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
         space.fence();
         Kokkos::Timer timer;
         st::sy2sb<T, Space>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(a), keig::Vector<T, Space>(tau),
-                            keig::Vector<T, Space>(work), b, st::Sy2sbOptions{update, block, panel, panels_only, group, product});
+                            keig::Vector<T, Space>(work), b,
+                            st::Sy2sbOptions{update, block, panel, panels_only, group, product, panel_columns});
         const double returned = timer.seconds();  // the host's share: issuing the launches
         space.fence();
         if (r > 0) t.push_back(timer.seconds()), host.push_back(returned);  // the first run warms up
@@ -518,6 +520,20 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
       const double gemm_x = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Gemm);
       std::snprintf(buf, sizeof buf, "X = A22 V: keig's tensor-core kernel against two cuBLAS gemms per block column");
       rows.push_back({n, "sy2sb skinny X", "sy2sb gemm X", buf, keig_s, gemm_x});
+    }
+    // panel_qr one column a meeting (the kernel before several columns a
+    // meeting; complex scalars' only one) against the default: whole
+    // reductions and the panels alone.
+    if (st::panel_qr_available<Space>(b) && !keig::is_complex_v<T>) {
+      const auto one_column = [&](bool panels_only) {
+        return time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Keig, panels_only, 0, st::Sy2sbProduct::Auto, nullptr, 0, 1);
+      };
+      const double whole1 = one_column(false), panels1 = one_column(true);
+      std::snprintf(buf, sizeof buf,
+                    "panel_qr, %d columns a meeting (default) against 1: panels alone %.3f s against %.3f s; sy2sb "
+                    "%.0f%% against %.0f%% of gemm",
+                    st::panel_qr_meeting_columns, panels, panels1, share(keig_s), share(whole1));
+      rows.push_back({n, "sy2sb panel 4 columns/meeting", "sy2sb panel 1 column/meeting", buf, keig_s, whole1});
     }
     // CholeskyQR2 panels (stages/panel_cholqr, real scalars) against the
     // default's: whole reductions and the panels alone.

@@ -39,7 +39,14 @@
 // Where a team's rows fit in its threads' registers (m up to about 16 or 32
 // rows per thread times 8 or 16 groups times the multiprocessors: n = 16384 and
 // 32768 panels on an H200), PanelQrResident keeps the panel there for all
-// k steps; larger panels stream through L2 at every step (PanelQr).
+// k steps; larger panels stream through L2 at every step (PanelQr). For real
+// scalars with up to 16 rows a thread, PanelQrBlocked factors up to
+// panel_qr_meeting_columns = 4 columns per meeting (see there). A meeting was
+// not the main cost: the teams' own chains between barriers are (ncu, H100,
+// m = 16320: 28 % of the warps' time waits for the meeting, 15 % for the
+// thread that forms a reflector, a third in the row loops), so 4 columns a
+// meeting take a panel from 345 to 278 us, not to a quarter (keig-bench
+// --suite sy2sb compares the two).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -54,10 +61,14 @@
 namespace keig::stages {
 
 inline constexpr index_t panel_qr_max_columns = 64;
+// Columns factored per meeting of the teams at most (real scalars; complex
+// ones take one).
+inline constexpr int panel_qr_meeting_columns = 4;
 
-// Workspace (elements of T): three buffers of 64 sums and three pivot rows,
-// and the arrival counter.
-inline index_t panel_qr_workspace_size() { return 6 * panel_qr_max_columns + 1; }
+// Workspace (elements of T): three buffers of sums and three of pivot (head)
+// rows, 64 x panel_qr_meeting_columns each, and the arrival counter.
+inline constexpr index_t panel_qr_buffer_entries = 6 * panel_qr_meeting_columns * panel_qr_max_columns;
+inline index_t panel_qr_workspace_size() { return panel_qr_buffer_entries + 1; }
 
 // Optional outputs of panel_qr (empty views: not formed).
 template <class T, class ExecSpace>
@@ -351,6 +362,346 @@ struct PanelQrResident {
   }
 };
 
+// Several columns per meeting (real scalars, panel in registers). The
+// teams publish, for the next KB columns J = [j, j + KB) (the block), the
+// sums S(p, c) = sum_g A(g, j + p) A(g, c) over the tail rows g >= j + KB,
+// and the block's rows j .. j + KB - 1 (the head) of every column. From
+// them every team forms the block's KB reflectors itself, without meeting
+// again: a column's tail after the block's earlier reflectors is
+// a_c - A_J m_c (A_J: the block's tails as published), so with
+// u_c = A_J^T (a_c - A_J m_c) and G = A_J^T A_J (the block's own sums)
+//   tail_x . tail_c = n_x . u_c,  n_x = e_x - m_x   (x a block column),
+// and applying reflector i (column j + i, v = (1, head, scale tail)) to
+// column c updates only the KB-vectors h_c (head), m_c and u_c:
+//   z = h_c(i) + vh . h_c + scale n_i . u_c,  w = tau z,
+//   h_c -= v_head w,  m_c += scale w n_i,  u_c -= scale w G n_i.
+// Each thread then updates its register rows once for the whole block,
+// a_c(g) -= sum_r A_J(g, r) m_c(r) (times scale for the block's own columns,
+// which become the reflectors). The tail norm n_i . u_i of a column that
+// lies close to the span of the earlier block columns would cancel; where
+// the bound of that cancellation (sum |n_r| |G_rs| |n_s|) exceeds theta
+// times the column's norm below row j + i - 1, the block ends before that
+// column (all teams decide alike from the same sums), and the next meeting
+// starts there with exact sums: every meeting factors at least one column,
+// and the result is the one-column kernel's up to rounding. T's columns of
+// the block are formed by team 0 after its arrival, off the meetings' path.
+template <class T, class ExecSpace, int NR, int KB, int Cols = static_cast<int>(panel_qr_max_columns)>
+struct PanelQrBlocked {
+  using Base = PanelQr<T, ExecSpace, Cols>;
+  using R = real_t<T>;
+  using Team = typename Base::Team;
+  using Scratch = typename Base::Scratch;
+  static_assert(!is_complex_v<T>, "PanelQrBlocked: real scalars");
+  static_assert(KB >= 1 && KB <= panel_qr_meeting_columns, "PanelQrBlocked: KB columns a meeting");
+  static constexpr int cols = Base::cols, groups = Base::groups, team_size = Base::team_size;
+  static_assert(KB <= groups, "PanelQrBlocked: the sums of a block are reduced by KB groups");
+  static constexpr index_t rows_per_team = index_t(groups) * NR;
+  static constexpr R theta = R(8);  // the cancellation a block accepts (see above)
+  // Team scratch, in elements of T: the row partials (KB x team), the block's
+  // columns at the team's rows, h, u and m (KB x cols each),
+  // G (KB x KB), the reflectors (tau, scale, n, G n, v's head: 2 + 3 KB
+  // each, and an accepted flag), T's V^T v (KB x cols), and the columns'
+  // scales.
+  static constexpr int refl_size = 3 + 3 * KB;
+  static constexpr int scratch_entries =
+      KB * team_size + KB * groups * NR + 4 * KB * cols + KB * KB + KB * refl_size + cols;
+  static size_t scratch_bytes() { return Scratch::shmem_size(scratch_entries); }
+
+  Base q;
+  int block;  // columns a meeting, 1 .. KB
+
+  // Meeting mt's sums (KB x 64, row p: S(p, .)) and head rows, in the
+  // workspace's three rotating buffers.
+  KOKKOS_INLINE_FUNCTION T* sums_of(int mt) const { return q.buffers + (mt % 3) * KB * panel_qr_max_columns; }
+  KOKKOS_INLINE_FUNCTION T* head_of(int mt) const {
+    return q.buffers + (3 + mt % 3) * KB * panel_qr_max_columns;
+  }
+  KOKKOS_INLINE_FUNCTION index_t row(index_t r0, int rg, int i) const { return r0 + rg + index_t(groups) * i; }
+  KOKKOS_INLINE_FUNCTION static T magnitude(const T& x) { return x < T(0) ? -x : x; }
+  // Which of a thread's register slots (rows r0 + rg + groups i) hold head
+  // rows [j, j + kb) or tail rows (>= j + kb) of a block: 32-bit offsets
+  // from the thread's first row, compared with groups i (a constant once
+  // unrolled) instead of 64-bit row numbers.
+  struct Slots {
+    int head_from, tail_from, end;
+    KOKKOS_INLINE_FUNCTION Slots(index_t r0, index_t r1, int rg, index_t j, int kb)
+        : head_from(clamp(j - r0 - rg)), tail_from(clamp(j + kb - r0 - rg)), end(clamp(r1 - r0 - rg)) {}
+    KOKKOS_INLINE_FUNCTION static int clamp(index_t d) {
+      return d < -1 ? -1 : (d > index_t(groups) * NR ? int(groups) * NR : int(d));
+    }
+    KOKKOS_INLINE_FUNCTION bool head(int i) const { return groups * i >= head_from && groups * i < tail_from && groups * i < end; }
+    KOKKOS_INLINE_FUNCTION bool tail(int i) const { return groups * i >= tail_from; }
+  };
+
+  struct Shared {
+    T *red, *xs, *h, *u, *m, *g, *refl, *wq, *sc;
+    KOKKOS_INLINE_FUNCTION explicit Shared(const Team& team) {
+      T* p = Scratch(team.team_scratch(0), scratch_entries).data();
+      red = p, p += KB * team_size;
+      xs = p, p += KB * groups * NR;
+      h = p, p += KB * cols;
+      u = p, p += KB * cols;
+      m = p, p += KB * cols;
+      wq = p, p += KB * cols;
+      g = p, p += KB * KB;
+      refl = p, p += KB * refl_size;
+      sc = p;
+    }
+    // Reflector i: tau, scale, accepted (1 or 0), n (KB), G n (KB), v's head (KB).
+    KOKKOS_INLINE_FUNCTION T* reflector(int i) const { return refl + i * refl_size; }
+  };
+
+  // Meeting mt for the block [j, j + kb): the block's columns at this
+  // team's rows into xs, the head rows of every column, the tail sums, the
+  // arrival.
+  KOKKOS_INLINE_FUNCTION void publish(const Team& team, const Shared& sh, int mt, index_t j, int kb,
+                                      const T (&y)[NR]) const {
+    const int t = team.team_rank(), c = t % cols, rg = t / cols;
+    const index_t r0 = team.league_rank() * q.rows, r1 = r0 + q.rows < q.m ? r0 + q.rows : q.m;
+    T* const x = sh.xs + rg * NR;  // x[p * groups * NR + i]
+    const Slots slots(r0, r1, rg, j, kb);
+    team.team_barrier();  // the previous block's columns are read
+    if (c >= j && c < j + kb) {
+#pragma unroll
+      for (int i = 0; i < NR; ++i) x[(c - j) * groups * NR + i] = y[i];
+    }
+    if (c < q.k) {
+      T* const head = head_of(mt) + c - (j - r0 - rg) * panel_qr_max_columns;  // slot i: head row offset + groups i
+#pragma unroll
+      for (int i = 0; i < NR; ++i)
+        if (slots.head(i)) head[groups * i * panel_qr_max_columns] = y[i];
+    }
+    team.team_barrier();
+    T acc[KB];
+#pragma unroll
+    for (int p = 0; p < KB; ++p) acc[p] = T(0);
+    if (q.in_sums(c, j)) {
+#pragma unroll
+      for (int i = 0; i < NR; ++i)
+        if (slots.tail(i)) {  // rows >= r1 hold zeros
+#pragma unroll
+          for (int p = 0; p < KB; ++p)
+            if (p < kb) acc[p] += x[p * groups * NR + i] * y[i];
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < KB; ++p) sh.red[p * team_size + t] = acc[p];
+    team.team_barrier();
+    if (rg < kb && q.in_sums(c, j)) {
+      T s = T(0);
+      for (int h = 0; h < groups; ++h) s += sh.red[rg * team_size + h * cols + c];
+      atomic_accumulate(sums_of(mt) + rg * panel_qr_max_columns + c, s);
+    }
+    team.team_barrier();
+    if (t == 0) backends::arrive_progress(q.arrived);
+  }
+
+  // Reflector i of the block (thread (0, j + i)): from the column's h, u, m
+  // and G. Not accepted: nothing else changes.
+  KOKKOS_INLINE_FUNCTION void form_reflector(const Shared& sh, index_t j, int kb, int i) const {
+    const int cc = static_cast<int>(j) + i;
+    T* const rf = sh.reflector(i);
+    T n[KB];
+    T t2 = T(0), head2 = T(0), mag = T(0);
+#pragma unroll
+    for (int r = 0; r < KB; ++r) {
+      n[r] = r < kb ? (r == i ? T(1) : T(0)) - sh.m[r * cols + cc] : T(0);
+      if (r < kb) t2 += n[r] * sh.u[r * cols + cc];
+      if (r > i && r < kb) head2 += sh.h[r * cols + cc] * sh.h[r * cols + cc];
+    }
+#pragma unroll
+    for (int r = 0; r < KB; ++r)
+#pragma unroll
+      for (int s = 0; s < KB; ++s)
+        if (r < kb && s < kb) mag += magnitude(n[r]) * magnitude(sh.g[r * KB + s]) * magnitude(n[s]);
+    const T alpha = sh.h[i * cols + cc];
+    const bool ok = i == 0 || (t2 >= T(0) && mag <= theta * (alpha * alpha + head2 + t2));
+    rf[2] = ok ? T(1) : T(0);
+    if (!ok) return;
+    T tau, scale;
+    R beta;
+    householder(alpha, R(head2 + t2), tau, scale, beta);
+    rf[0] = tau;
+    rf[1] = scale;
+#pragma unroll
+    for (int r = 0; r < KB; ++r) {
+      rf[3 + r] = n[r];
+      rf[3 + KB + r] = r < kb ? sh.u[r * cols + cc] : T(0);  // G n_i
+      const T vh = r > i && r < kb ? scale * sh.h[r * cols + cc] : T(0);
+      rf[3 + 2 * KB + r] = vh;
+      if (r > i && r < kb) sh.h[r * cols + cc] = vh;
+    }
+    sh.h[i * cols + cc] = T(beta);
+    sh.sc[cc] = scale;
+  }
+
+  // Reflector i applied to column c's h, m and u (thread (0, c), c > j + i).
+  KOKKOS_INLINE_FUNCTION void apply_reflector(const Shared& sh, int kb, int i, int c) const {
+    const T* const rf = sh.reflector(i);
+    const T tau = rf[0], scale = rf[1];
+    T z = sh.h[i * cols + c], zt = T(0);
+#pragma unroll
+    for (int r = 0; r < KB; ++r)
+      if (r < kb) {
+        z += rf[3 + 2 * KB + r] * sh.h[r * cols + c];  // v's head is zero at and above i
+        zt += rf[3 + r] * sh.u[r * cols + c];
+      }
+    const T w = tau * (z + scale * zt), sw = scale * w;
+    sh.h[i * cols + c] -= w;
+#pragma unroll
+    for (int r = 0; r < KB; ++r)
+      if (r < kb) {
+        sh.h[r * cols + c] -= rf[3 + 2 * KB + r] * w;
+        sh.m[r * cols + c] += sw * rf[3 + r];
+        sh.u[r * cols + c] -= sw * rf[3 + KB + r];
+      }
+  }
+
+  // T's columns j .. j + done - 1 (team 0, after its arrival):
+  //   T(0:c, c) = -tau T(0:c, 0:c) (V^T v_c)(0:c),  T(c, c) = tau,
+  // with (V^T v_i)_q from the published head rows and sums (q < j) or from
+  // the block's reflectors (q in the block).
+  KOKKOS_INLINE_FUNCTION void form_t(const Team& team, const Shared& sh, index_t j, int kb, int done) const {
+    const int t = team.team_rank(), c = t % cols, rg = t / cols;
+    const int jj = static_cast<int>(j);
+    if (rg < done && c < jj + rg) {
+      const int i = rg;
+      const T* const ri = sh.reflector(i);
+      T head = T(0), tail = T(0);
+      if (c < jj) {  // v_c's entries in the head rows and its sums against the block's tails
+        head = sh.h[i * cols + c];
+#pragma unroll
+        for (int r = 0; r < KB; ++r)
+          if (r < kb) {
+            if (r > i) head += sh.h[r * cols + c] * ri[3 + 2 * KB + r];
+            tail += ri[3 + r] * sh.u[r * cols + c];
+          }
+        sh.wq[i * cols + c] = head + ri[1] * tail;
+      } else {
+        const T* const rp = sh.reflector(c - jj);
+        head = rp[3 + 2 * KB + i];
+#pragma unroll
+        for (int r = 0; r < KB; ++r)
+          if (r < kb) {
+            if (r > i) head += rp[3 + 2 * KB + r] * ri[3 + 2 * KB + r];
+            tail += rp[3 + r] * ri[3 + KB + r];
+          }
+        sh.wq[i * cols + c] = head + rp[1] * ri[1] * tail;
+      }
+    }
+    team.team_barrier();
+    if (rg == 0 && c < q.kk) {
+      T acc[KB];
+#pragma unroll
+      for (int i = 0; i < KB; ++i) acc[i] = T(0);
+      for (int qq = c; qq < jj; ++qq) {
+        const T tq = q.t(c, qq);
+#pragma unroll
+        for (int i = 0; i < KB; ++i)
+          if (i < done) acc[i] += tq * sh.wq[i * cols + qq];
+      }
+#pragma unroll
+      for (int i = 0; i < KB; ++i) {
+        if (i >= done) break;
+        const int col = jj + i;
+        const T tau = sh.reflector(i)[0];
+        if (c < col) {
+          T a = acc[i];
+          for (int p = c > jj ? c - jj : 0; p < i; ++p) a += q.t(c, jj + p) * sh.wq[i * cols + jj + p];
+          q.t(c, col) = -tau * a;
+        } else {
+          q.t(c, col) = c == col ? tau : T(0);
+        }
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    if (q.skipped()) return;
+    const Shared sh(team);
+    const int t = team.team_rank(), c = t % cols, rg = t / cols;
+    const index_t p = team.league_rank(), r0 = p * q.rows, r1 = r0 + q.rows < q.m ? r0 + q.rows : q.m;
+    T y[NR];
+#pragma unroll
+    for (int i = 0; i < NR; ++i) {
+      const index_t g = row(r0, rg, i);
+      y[i] = c < q.k && g < r1 ? q.a(g, c) : T(0);
+    }
+    const auto block_at = [&](index_t j) { return static_cast<int>(q.kk - j < block ? q.kk - j : block); };
+    publish(team, sh, 0, 0, block_at(0), y);
+    int mt = 0;
+    for (index_t j = 0; j < q.kk; ++mt) {
+      const int kb = block_at(j);
+      if (t == 0) backends::wait_progress(q.arrived, (mt + 1) * static_cast<int>(q.teams));
+      team.team_barrier();
+      // The meeting's sums and head rows: h and u start from them, m from 0.
+      if (t < KB * cols) {
+        const int r = t / cols;
+        if (r < kb && c < q.k) {
+          sh.h[r * cols + c] = backends::load_coherent(head_of(mt) + r * panel_qr_max_columns + c);
+          sh.u[r * cols + c] = backends::load_coherent(sums_of(mt) + r * panel_qr_max_columns + c);
+          sh.m[r * cols + c] = T(0);
+        }
+      } else if (t < KB * cols + KB * KB) {
+        const int r = (t - KB * cols) / KB, s = (t - KB * cols) % KB;
+        if (r < kb && s < kb) sh.g[r * KB + s] = backends::load_coherent(sums_of(mt) + r * panel_qr_max_columns + j + s);
+      }
+      if (p == 0 && t < KB * panel_qr_max_columns) sums_of(mt + 2)[t] = T(0);  // read by all at mt - 1
+      if (t < cols) sh.sc[t] = T(1);
+      team.team_barrier();
+      int done = 0;
+      for (int i = 0; i < kb; ++i) {
+        if (rg == 0 && c == j + i) {
+          form_reflector(sh, j, kb, i);
+          if (p == 0 && sh.reflector(i)[2] != T(0)) q.tau(j + i) = sh.reflector(i)[0];
+        }
+        team.team_barrier();
+        if (sh.reflector(i)[2] == T(0)) break;
+        ++done;
+        if (rg == 0 && c > j + i && c < q.k) apply_reflector(sh, kb, i, c);
+      }
+      team.team_barrier();
+      // The block at once on the register rows: tails a_c - A_J m_c (times
+      // the reflectors' scales), head rows from h.
+      if (c >= j && c < q.k) {
+        const T* const x = sh.xs + rg * NR;
+        T mc[KB];
+#pragma unroll
+        for (int r = 0; r < KB; ++r) mc[r] = r < done ? sh.m[r * cols + c] : T(0);
+        const T s = sh.sc[c];
+        const Slots slots(r0, r1, rg, j, kb);
+        const T* const head = sh.h + c - (j - r0 - rg) * cols;  // slot i: head row offset + groups i
+#pragma unroll
+        for (int i = 0; i < NR; ++i) {
+          if (slots.tail(i)) {
+            T v = y[i];
+#pragma unroll
+            for (int r = 0; r < KB; ++r) v -= x[r * groups * NR + i] * mc[r];
+            y[i] = s * v;
+          } else if (slots.head(i)) {
+            y[i] = head[groups * i * cols];
+          }
+        }
+      }
+      const index_t next = j + done;
+      if (next < q.kk) publish(team, sh, mt + 1, next, block_at(next), y);
+      if (q.want_t() && p == 0) form_t(team, sh, j, kb, done);
+      j = next;
+    }
+    if (c < q.k) {
+      const bool want_v = q.v.data() != nullptr && c < q.kk;
+#pragma unroll
+      for (int i = 0; i < NR; ++i) {
+        const index_t g = row(r0, rg, i);
+        if (g < r1) {
+          q.a(g, c) = y[i];
+          if (want_v) q.v(g, c) = reflector_entry(g, c, y[i]);
+        }
+      }
+    }
+  }
+};
+
 }  // namespace detail
 
 // QR of the panel a (m x k, k <= 64; any leading dimension) in place, as
@@ -360,11 +711,14 @@ struct PanelQrResident {
 // resident); elsewhere InvalidArgument names `a`. Asynchronous on `space`.
 // done (device memory, may be null): the launches do nothing where *done is
 // not 0 when they run, so panel_cholqr can queue this as its fallback
-// without waiting for its decision.
+// without waiting for its decision. columns_per_meeting: how many columns
+// the teams factor between two meetings, 1 .. panel_qr_meeting_columns for
+// real scalars (0: the most), 1 for complex ones (0 or 1); a panel whose
+// team scratch would not fit takes 1.
 template <class T, class ExecSpace>
 void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vector<T, ExecSpace>& tau,
               const Vector<T, ExecSpace>& work, const PanelQrFactors<T, ExecSpace>& factors = {},
-              const int* done = nullptr) {
+              const int* done = nullptr, int columns_per_meeting = 0) {
   const index_t m = a.extent(0), k = a.extent(1), kk = m < k ? m : k;
   if (!panel_qr_available<ExecSpace>(k))
     throw InvalidArgument("a", "panel_qr: runs on GPU execution spaces for panels of at most 64 columns, got " +
@@ -379,11 +733,17 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
   if (t.data() != nullptr && (static_cast<index_t>(t.extent(0)) != kk || static_cast<index_t>(t.extent(1)) != kk))
     throw InvalidArgument("factors.t", "panel_qr: T must be " + std::to_string(kk) + " x " + std::to_string(kk) +
                                            ", got " + std::to_string(t.extent(0)) + " x " + std::to_string(t.extent(1)));
+  const int most = is_complex_v<T> ? 1 : panel_qr_meeting_columns;
+  if (columns_per_meeting < 0 || columns_per_meeting > most)
+    throw InvalidArgument("columns_per_meeting", "panel_qr: 0 .. " + std::to_string(most) +
+                                                     " columns a meeting for this scalar type, got " +
+                                                     std::to_string(columns_per_meeting));
+  const int block = columns_per_meeting == 0 ? most : columns_per_meeting;
   if (kk == 0) return;
   T* const buffers = work.data();
-  int* const arrived = reinterpret_cast<int*>(work.data() + 6 * panel_qr_max_columns);
+  int* const arrived = reinterpret_cast<int*>(work.data() + panel_qr_buffer_entries);
   Kokkos::parallel_for(
-      "keig::panel_qr::zero", Kokkos::RangePolicy<ExecSpace>(space, 0, 3 * panel_qr_max_columns),
+      "keig::panel_qr::zero", Kokkos::RangePolicy<ExecSpace>(space, 0, panel_qr_buffer_entries / 2),
       KOKKOS_LAMBDA(const index_t i) {
         if (done != nullptr && *done != 0) return;
         buffers[i] = T(0);
@@ -415,6 +775,23 @@ void panel_qr(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Vecto
       using R4 = detail::PanelQrResident<T, ExecSpace, 4, Cols>;
       using R8 = detail::PanelQrResident<T, ExecSpace, 8, Cols>;
       using R16 = detail::PanelQrResident<T, ExecSpace, 16, Cols>;
+      // Several columns a meeting (real scalars) where the team scratch fits.
+      if constexpr (!is_complex_v<T>) {
+        constexpr int KB = panel_qr_meeting_columns;
+        const auto blocked = [&](auto nr_tag) {
+          using B = detail::PanelQrBlocked<T, ExecSpace, decltype(nr_tag)::value, KB, Cols>;
+          if (rows > B::rows_per_team ||
+              B::scratch_bytes() > size_t(Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0)))
+            return false;
+          launch(B{kernel, block});
+          return true;
+        };
+        // (Not 32 rows a thread: 128 registers hold them only with 1-2 KB of
+        // spills.)
+        if (block > 1 && (blocked(std::integral_constant<int, 4>{}) || blocked(std::integral_constant<int, 8>{}) ||
+                          blocked(std::integral_constant<int, 16>{})))
+          return;
+      }
       if (rows <= R4::rows_per_team) return launch(R4{kernel});
       if (rows <= R8::rows_per_team) return launch(R8{kernel});
       if (rows <= R16::rows_per_team) return launch(R16{kernel});

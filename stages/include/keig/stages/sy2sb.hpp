@@ -171,6 +171,7 @@ struct Sy2sbOptions {
   bool panels_only = false;
   index_t group = 0;  // panels per trailing update (0: Sy2sbGroup's default)
   Sy2sbProduct product = Sy2sbProduct::Auto;
+  int panel_columns = 0;  // panel_qr's columns per meeting (0: its default)
 };
 
 template <class ExecSpace>
@@ -316,7 +317,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         panel_cholqr<T, ExecSpace>(ctx, panel, tau_p, qr_work, PanelQrFactors<T, ExecSpace>{V, Tf});
       } else if (keig_panel || (cholqr_panel && panel_qr_available<ExecSpace>(b))) {
         panel_qr<T, ExecSpace>(space, panel, tau_p, panel_cholqr_qr_work<T, ExecSpace>(qr_work),
-                               PanelQrFactors<T, ExecSpace>{V, Tf});
+                               PanelQrFactors<T, ExecSpace>{V, Tf}, nullptr, options.panel_columns);
       } else {
         panel_qr_vendor<T, ExecSpace>(ctx, panel, tau_p, PanelQrFactors<T, ExecSpace>{V, Tf});
       }
