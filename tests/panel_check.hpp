@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "keig/backends/lapack.hpp"
+#include "keig/stages/panel_qr.hpp"
 #include "support.hpp"
 
 namespace keig::test {
@@ -98,6 +100,42 @@ double expect_householder_qr(const HostMatrix<T>& host, index_t m, index_t k, co
     }
   EXPECT_LE(worst_q, tol_q) << "H's first k columns are not orthonormal";
   return tol;
+}
+
+// Factors host (m x k, m >= k, leading dimension m + 3) with
+// factor(a, tau, {V, T}), the panel QR under test, checks the result with
+// expect_householder_qr and, with compare_to_geqrf (panels of full rank,
+// where the factorization is unique up to rounding), R, the reflectors and
+// tau against the vendor's geqrf. A square panel's last column is not
+// compared: geqrf's H is I there, where other valid factorizations reflect.
+template <class T, class Factor>
+void factor_and_check(const HostMatrix<T>& host, index_t m, index_t k, Factor&& factor, bool compare_to_geqrf) {
+  backends::Context<Space> ctx{Space()};
+  auto mine = to_space(host), theirs = to_space(host);
+  const auto rows = std::make_pair(index_t(0), m);
+  const Matrix<T, Space> a_mine = Kokkos::subview(mine, rows, Kokkos::ALL);
+  const Matrix<T, Space> a_theirs = Kokkos::subview(theirs, rows, Kokkos::ALL);
+  SpaceVector<T> tau_mine("tau_mine", k), tau_theirs("tau_theirs", k);
+  SpaceMatrix<T> v_mine("v_mine", m, k), t_mine("t_mine", k, k), t_larft("t_larft", k, k);
+  Kokkos::deep_copy(t_mine, T(7));  // every entry must be written
+  Kokkos::deep_copy(v_mine, T(7));
+  factor(a_mine, to_vector<Space>(tau_mine),
+         stages::PanelQrFactors<T, Space>{to_matrix<Space>(v_mine), to_matrix<Space>(t_mine)});
+  backends::larft<T>(ctx, to_matrix<Space>(v_mine), to_vector<Space>(tau_mine), to_matrix<Space>(t_larft));
+  backends::geqrf<T>(ctx, a_theirs, to_vector<Space>(tau_theirs));
+  Kokkos::fence();
+  const auto mh = to_host(mine), th = to_host(theirs);
+  const auto tm = to_host(tau_mine), tt = to_host(tau_theirs);
+  const auto vm = to_host(v_mine), tfm = to_host(t_mine), tfl = to_host(t_larft);
+  const double tol = expect_householder_qr<T>(host, m, k, mh, vm, tm, tfm, tfl);
+  if (compare_to_geqrf && m > k) {
+    double worst = 0;
+    for (index_t j = 0; j < k; ++j) {
+      for (index_t i = 0; i < m; ++i) worst = std::max(worst, std::abs(double(mh(i, j) - th(i, j))));
+      worst = std::max(worst, std::abs(double(tm(j) - tt(j))));
+    }
+    EXPECT_LE(worst, tol) << "R, reflectors and tau against geqrf's";
+  }
 }
 
 template <class T>

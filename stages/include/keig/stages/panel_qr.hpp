@@ -137,6 +137,31 @@ struct PanelQr {
     }
   }
 
+  // A thread's register rows r0 + rg + groups i (i < NR) of column c from
+  // the panel (zeros past it), and back into it and into V where V is formed
+  // (the resident kernels).
+  template <int NR>
+  KOKKOS_INLINE_FUNCTION void load_rows(T (&y)[NR], index_t r0, index_t r1, int rg, int c) const {
+#pragma unroll
+    for (int i = 0; i < NR; ++i) {
+      const index_t g = r0 + rg + index_t(groups) * i;
+      y[i] = c < k && g < r1 ? a(g, c) : T(0);
+    }
+  }
+  template <int NR>
+  KOKKOS_INLINE_FUNCTION void store_rows(const T (&y)[NR], index_t r0, index_t r1, int rg, int c) const {
+    if (c >= k) return;
+    const bool want_v = v.data() != nullptr && c < kk;
+#pragma unroll
+    for (int i = 0; i < NR; ++i) {
+      const index_t g = r0 + rg + index_t(groups) * i;
+      if (g < r1) {
+        a(g, c) = y[i];
+        if (want_v) v(g, c) = reflector_entry(g, c, y[i]);
+      }
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION T* sums_of(index_t step) const { return buffers + (step % 3) * cols; }
   KOKKOS_INLINE_FUNCTION T* pivot_of(index_t step) const { return buffers + (3 + step % 3) * cols; }
   // x(i) = col(g + i groups) for the rows below r1, else 0.
@@ -308,11 +333,7 @@ struct PanelQrResident {
     const int t = team.team_rank(), c = t % cols, rg = t / cols;
     const index_t p = team.league_rank(), r0 = p * q.rows, r1 = r0 + q.rows < q.m ? r0 + q.rows : q.m;
     T y[NR];
-#pragma unroll
-    for (int i = 0; i < NR; ++i) {
-      const index_t g = row(r0, rg, i);
-      y[i] = c < q.k && g < r1 ? q.a(g, c) : T(0);
-    }
+    q.load_rows(y, r0, r1, rg, c);
     publish(team, 0, y, red, xs);
     for (index_t j = 0; j < q.kk; ++j) {
       if (t == 0) backends::wait_progress(q.arrived, static_cast<int>((j + 1) * q.teams));
@@ -348,17 +369,7 @@ struct PanelQrResident {
       if (p == 0 && t == 0) q.tau(j) = tau_j;
       if (j + 1 < q.kk) publish(team, j + 1, y, red, xs);
     }
-    if (c < q.k) {
-      const bool want_v = q.v.data() != nullptr && c < q.kk;
-#pragma unroll
-      for (int i = 0; i < NR; ++i) {
-        const index_t g = row(r0, rg, i);
-        if (g < r1) {
-          q.a(g, c) = y[i];
-          if (want_v) q.v(g, c) = reflector_entry(g, c, y[i]);
-        }
-      }
-    }
+    q.store_rows(y, r0, r1, rg, c);
   }
 };
 
@@ -622,11 +633,7 @@ struct PanelQrBlocked {
     const int t = team.team_rank(), c = t % cols, rg = t / cols;
     const index_t p = team.league_rank(), r0 = p * q.rows, r1 = r0 + q.rows < q.m ? r0 + q.rows : q.m;
     T y[NR];
-#pragma unroll
-    for (int i = 0; i < NR; ++i) {
-      const index_t g = row(r0, rg, i);
-      y[i] = c < q.k && g < r1 ? q.a(g, c) : T(0);
-    }
+    q.load_rows(y, r0, r1, rg, c);
     const auto block_at = [&](index_t j) { return static_cast<int>(q.kk - j < block ? q.kk - j : block); };
     publish(team, sh, 0, 0, block_at(0), y);
     int mt = 0;
@@ -688,17 +695,7 @@ struct PanelQrBlocked {
       if (q.want_t() && p == 0) form_t(team, sh, j, kb, done);
       j = next;
     }
-    if (c < q.k) {
-      const bool want_v = q.v.data() != nullptr && c < q.kk;
-#pragma unroll
-      for (int i = 0; i < NR; ++i) {
-        const index_t g = row(r0, rg, i);
-        if (g < r1) {
-          q.a(g, c) = y[i];
-          if (want_v) q.v(g, c) = reflector_entry(g, c, y[i]);
-        }
-      }
-    }
+    q.store_rows(y, r0, r1, rg, c);
   }
 };
 
