@@ -45,7 +45,7 @@
 // not the main cost: the teams' own chains between barriers are (ncu, H100,
 // m = 16320: 28 % of the warps' time waits for the meeting, 15 % for the
 // thread that forms a reflector, a third in the row loops), so 4 columns a
-// meeting take a panel from 345 to 278 us, not to a quarter (keig-bench
+// meeting take a panel from 342 to 263 us (H200), not to a quarter (keig-bench
 // --suite sy2sb compares the two).
 #pragma once
 
