@@ -427,7 +427,6 @@ struct PanelQrBlocked {
   KOKKOS_INLINE_FUNCTION T* head_of(int mt) const {
     return q.buffers + (3 + mt % 3) * KB * panel_qr_max_columns;
   }
-  KOKKOS_INLINE_FUNCTION index_t row(index_t r0, int rg, int i) const { return r0 + rg + index_t(groups) * i; }
   KOKKOS_INLINE_FUNCTION static T magnitude(const T& x) { return x < T(0) ? -x : x; }
   // Which of a thread's register slots (rows r0 + rg + groups i) hold head
   // rows [j, j + kb) or tail rows (>= j + kb) of a block: 32-bit offsets
@@ -655,12 +654,11 @@ struct PanelQrBlocked {
       if (t == 0) backends::wait_progress(q.arrived, (mt + 1) * static_cast<int>(q.teams));
       team.team_barrier();
       // The meeting's sums and head rows: h and u start from them, m from 0.
-      if (t < KB * cols) {
-        const int r = t / cols;
-        if (r < kb && c < q.k) {
-          sh.h[r * cols + c] = backends::load_coherent(head_of(mt) + r * panel_qr_max_columns + c);
-          sh.u[r * cols + c] = backends::load_coherent(sums_of(mt) + r * panel_qr_max_columns + c);
-          sh.m[r * cols + c] = T(0);
+      if (rg < KB) {  // group rg takes block row rg
+        if (rg < kb && c < q.k) {
+          sh.h[rg * cols + c] = backends::load_coherent(head_of(mt) + rg * panel_qr_max_columns + c);
+          sh.u[rg * cols + c] = backends::load_coherent(sums_of(mt) + rg * panel_qr_max_columns + c);
+          sh.m[rg * cols + c] = T(0);
         }
       } else if (t < KB * cols + KB * KB) {
         const int r = (t - KB * cols) / KB, s = (t - KB * cols) % KB;

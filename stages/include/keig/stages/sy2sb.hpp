@@ -119,15 +119,17 @@ inline index_t sy2sb_block_columns(index_t n, index_t b) {
 }
 
 // How a panel is factored: Vendor (the backend's geqrf), Keig
-// (stages/panel_qr: one launch per panel, a meeting of its teams per
-// column; GPUs, b <= 64) or CholQr (stages/panel_cholqr: CholeskyQR2 and
+// (stages/panel_qr: one launch per panel, its teams meeting once per 4
+// columns for real scalars, per column for complex ones, or as
+// Sy2sbOptions::panel_columns asks; GPUs, b <= 64) or CholQr (stages/panel_cholqr: CholeskyQR2 and
 // Householder reconstruction, two meetings per panel; real scalars,
 // b <= 64, every backend; panels it refuses go to panel_qr on GPUs and to
 // geqrf on hosts). Auto: Keig where it is available, else Vendor. CholQr
 // is not the default: its last teams factor the k x k sums with a team
 // barrier per elimination step (five sweeps of k steps a panel), which
 // cost more than panel_qr's meetings: H200, b = 64, the panels of
-// n = 16384 alone 0.132 s against 0.079 s (keig-bench --suite sy2sb).
+// n = 16384 alone 0.132 s against 0.079 s with one column a meeting and
+// 0.062 s with four (keig-bench --suite sy2sb).
 enum class Sy2sbPanel { Auto, Vendor, Keig, CholQr };
 
 // Panels per trailing update (Sy2sbOptions::group; the groups are described
