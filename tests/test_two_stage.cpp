@@ -113,7 +113,10 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
         // Blocked: block columns of 2b + 1 (not a multiple of b), so the
         // block boundaries move relative to the panels. Groups of 1 to 4
         // panels per update: whole and part groups at the end of the matrix.
+        // Groups of 2 and 4 form the diagonal blocks' lower triangles in
+        // sub-columns of 2 (then mirrored), groups of 1 and 3 whole.
         const index_t block = update == stages::Sy2sbUpdate::Blocked ? 2 * b + 1 : 0;
+        const index_t diagonal_split = group % 2 == 0 ? 2 : block + 1;
         SCOPED_TRACE(describe("sy2sb", n, uplo) + " b=" + std::to_string(b) +
                      (update == stages::Sy2sbUpdate::Full      ? " full"
                       : update == stages::Sy2sbUpdate::Blocked ? " blocked nb=" + std::to_string(block)
@@ -121,7 +124,7 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
                      (panel == stages::Sy2sbPanel::Vendor ? " vendor panel"
                       : panel == stages::Sy2sbPanel::Keig ? " keig panel"
                                                           : " cholqr panel") +
-                     " group=" + std::to_string(group) +
+                     " group=" + std::to_string(group) + " diagonal split=" + std::to_string(diagonal_split) +
                      (skinny ? (product == stages::Sy2sbProduct::Gemm ? " gemm X" : " skinny X") : ""));
         const auto problem = generate<T>(MatrixKind::Random, n, n + 7);
         HostMatrix<T> input("input", n, n);
@@ -134,6 +137,7 @@ TYPED_TEST(Sy2sb, ReducesToBandWithUnitaryQ) {
         stages::Sy2sbOptions options{update, block, panel};
         options.group = group;
         options.product = product;
+        options.diagonal_split = diagonal_split;
         stages::sy2sb<T, Space>(ctx, uplo, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
                                 options);
         expect_band_similar<T>(ctx, problem.a, a, tau, b);
@@ -198,6 +202,12 @@ TYPED_TEST(Sy2sb, RejectsBadArguments) {
                             options);
   };
   expect_refused("group", [&] { call_group(-1); });
+  expect_refused("diagonal_split", [&] {
+    stages::Sy2sbOptions options;
+    options.diagonal_split = -1;
+    stages::sy2sb<T, Space>(ctx, Uplo::Lower, to_matrix<Space>(a), to_vector<Space>(tau), to_vector<Space>(work), b,
+                            options);
+  });
   // The tensor-core product only with the Blocked update, where it runs.
   const auto call_skinny = [&](stages::Sy2sbUpdate update) {
     stages::Sy2sbOptions options{update};

@@ -14,6 +14,9 @@
 //                                            (bt_sb2st block shapes, M wanted columns (default n);
 //                                             suite bt_sb2st only, not in "all")
 //              [--groups 1,2,4]              (sy2sb: panels per trailing update; suite sy2sb only)
+//              [--blocks 2048,...] [--splits 256,1024,...]
+//                                            (sy2sb: Blocked update block-column widths, diagonal-block
+//                                             sub-column widths; suite sy2sb only)
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 #include <algorithm>
@@ -61,6 +64,7 @@ struct Args {
   index_t cols = 0;                    // bt_sb2st: wanted columns of Z (0: n), as for a subset of pairs
   std::vector<index_t> groups;         // sy2sb suite: panels per update to time besides the default (and 1)
   std::vector<index_t> blocks;         // sy2sb suite: Blocked update block-column widths to time besides the default
+  std::vector<index_t> splits;         // sy2sb suite: diagonal-block sub-column widths to time besides the default
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -79,7 +83,8 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--solver auto|dc|mrrr|bisection] [--runs R]\n"
                "                  [--symv-segments S1,S2,...]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,7]\n"
-               "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n",
+               "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n"
+               "                  [--splits S1,S2,...]\n",
                error.c_str());
   std::exit(2);
 }
@@ -477,7 +482,7 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
         st::sy2sb_workspace_size<T, Space>(n, b, *std::max_element(groups.begin(), groups.end())));
     auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel, bool panels_only = false, index_t group = 0,
                     st::Sy2sbProduct product = st::Sy2sbProduct::Auto, double* issued = nullptr, index_t block = 0,
-                    int panel_columns = 0) {
+                    int panel_columns = 0, index_t diagonal_split = 0) {
       std::vector<double> t, host;
       for (int r = 0; r < 3; ++r) {
         fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
@@ -485,7 +490,8 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
         Kokkos::Timer timer;
         st::sy2sb<T, Space>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(a), keig::Vector<T, Space>(tau),
                             keig::Vector<T, Space>(work), b,
-                            st::Sy2sbOptions{update, block, panel, panels_only, group, product, panel_columns});
+                            st::Sy2sbOptions{update, block, panel, panels_only, group, product, panel_columns,
+                                             diagonal_split});
         const double returned = timer.seconds();  // the host's share: issuing the launches
         space.fence();
         if (r > 0) t.push_back(timer.seconds()), host.push_back(returned);  // the first run warms up
@@ -554,12 +560,38 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
                     share(sec), sec - panels);
       rows.push_back({n, "sy2sb group=" + std::to_string(g), "sy2sb group=1", buf, sec, one});
     }
-    // The default with other block-column widths of the Blocked update.
-    for (index_t nb : args.blocks) {
-      const double sec = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Auto, nullptr, nb);
-      std::snprintf(buf, sizeof buf, "block columns of %lld (default %lld): %.0f%% of gemm", (long long)nb,
-                    (long long)st::sy2sb_block_columns(n, b), share(sec));
-      rows.push_back({n, "sy2sb nb=" + std::to_string(nb), "sy2sb default nb", buf, sec, keig_s});
+    // The default with other block-column widths of the Blocked update, each
+    // with the default diagonal sub-columns and those of --splits.
+    std::vector<index_t> block_splits{0};
+    block_splits.insert(block_splits.end(), args.splits.begin(), args.splits.end());
+    for (index_t nb : args.blocks)
+      for (index_t sp : block_splits) {
+        const double sec =
+            time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Auto, nullptr, nb, 0, sp);
+        const index_t shown = sp > 0 ? sp : st::sy2sb_diagonal_split_default;
+        std::snprintf(buf, sizeof buf, "block columns of %lld (default %lld), diagonal sub-columns of %lld: %.0f%% of gemm",
+                      (long long)nb, (long long)st::sy2sb_block_columns(n, b), (long long)shown, share(sec));
+        rows.push_back({n, "sy2sb nb=" + std::to_string(nb) + " split=" + std::to_string(shown), "sy2sb default nb", buf,
+                        sec, keig_s});
+      }
+    // The default's diagonal blocks formed in sub-columns (and mirrored)
+    // against whole (the update before; a split of n is never narrower than
+    // a block), and the --splits widths.
+    {
+      const auto with_split = [&](index_t split) {
+        return time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Auto, nullptr, 0, 0,
+                    split);
+      };
+      const double whole = with_split(n);
+      std::snprintf(buf, sizeof buf, "diagonal blocks in sub-columns of %lld (default) against whole: %.0f%% against %.0f%% of gemm",
+                    (long long)st::sy2sb_diagonal_split_default, share(keig_s), share(whole));
+      rows.push_back({n, "sy2sb diagonal split", "sy2sb whole diagonal blocks", buf, keig_s, whole});
+      for (index_t sp : args.splits) {
+        const double sec = with_split(sp);
+        std::snprintf(buf, sizeof buf, "diagonal blocks in sub-columns of %lld (default %lld): %.0f%% of gemm",
+                      (long long)sp, (long long)st::sy2sb_diagonal_split_default, share(sec));
+        rows.push_back({n, "sy2sb split=" + std::to_string(sp), "sy2sb default split", buf, sec, keig_s});
+      }
     }
     // bt_sy2sb on these reflectors, Z := Q1 Z for n columns, by reflectors
     // per compact-WY block (the solvers use bt_sy2sb_block(b, m)):
@@ -1207,6 +1239,12 @@ int main(int argc, char** argv) {
       for (const auto& v : split(value())) {
         args.blocks.push_back(std::stoll(v));
         if (args.blocks.back() < 1) usage("--blocks takes block-column widths >= 1");
+      }
+    } else if (k == "--splits") {
+      args.splits.clear();
+      for (const auto& v : split(value())) {
+        args.splits.push_back(std::stoll(v));
+        if (args.splits.back() < 1) usage("--splits takes sub-column widths >= 1");
       }
     } else if (k == "--cols") {
       args.cols = std::stoll(value());

@@ -118,6 +118,21 @@ inline index_t sy2sb_block_columns(index_t n, index_t b) {
   return nb > 4 * b ? nb : 4 * b;
 }
 
+// Width of the sub-columns in which the Blocked group update forms a
+// diagonal block's lower triangle (Sy2sbOptions::diagonal_split). The
+// products read each diagonal block whole, so the update used to keep both
+// of its triangles by updating it whole: with blocks of nb columns that is
+// about 1.5 nb / n more update flops over a reduction (0.37 at n = 16384 with
+// nb = 4096). Now the update forms the block's lower triangle in sub-columns
+// of this width (gemms of rows d0:c1, so only the sub-blocks on the diagonal
+// are formed whole) and mirrors it into the upper triangle, a transpose that
+// moves the block once. The narrower gemms run slower, so the gain is less
+// than the flops: H200, the update alone at m = 16384 (cuBLAS harness) 3.39
+// -> 3.26 ms; sy2sb at n = 16384 / 20694 (keig-bench --suite sy2sb) 0.233 /
+// 0.501 -> 0.228 / 0.492 s; sub-columns of 256 / 1024 / 2048 0.233 / 0.229 /
+// 0.231 s at 16384, and with blocks of 6144 or 8192 within 1-3 % (noise).
+inline constexpr index_t sy2sb_diagonal_split_default = 512;
+
 // How a panel is factored: Vendor (the backend's geqrf), Keig
 // (stages/panel_qr: one launch per panel, its teams meeting once per 4
 // columns for real scalars, per column for complex ones, or as
@@ -174,7 +189,53 @@ struct Sy2sbOptions {
   index_t group = 0;  // panels per trailing update (0: Sy2sbGroup's default)
   Sy2sbProduct product = Sy2sbProduct::Auto;
   int panel_columns = 0;  // panel_qr's columns per meeting (0: its default)
+  // Blocked update: sub-column width for the diagonal blocks' lower
+  // triangles (0: sy2sb_diagonal_split_default; >= the block width: each
+  // diagonal block updated whole, no mirror).
+  index_t diagonal_split = 0;
 };
+
+namespace detail {
+
+// D(i, j) = conj(D(j, i)) for i < j on a square D: the strict upper triangle
+// from the strict lower one, in 32 x 32 tiles through team scratch so that
+// both the reads and the writes run down columns (coalesced on GPUs).
+template <class T, class ExecSpace>
+void mirror_lower_to_upper_tiled(const ExecSpace& space, const Matrix<T, ExecSpace>& d) {
+  const index_t w = d.extent(0);
+  if (w < 2) return;
+  constexpr int tile = 32;
+  const index_t tiles = (w + tile - 1) / tile;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  // s(r, c) at r + 33 c: a lane's column reads s(c, lane) hit distinct banks.
+  using Tile = Kokkos::View<T[tile + 1][tile], Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Policy policy = backends::is_cuda_space_v<ExecSpace> ? Policy(space, tiles * tiles, 256)
+                                                        : Policy(space, tiles * tiles, Kokkos::AUTO);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
+  Kokkos::parallel_for(
+      "keig::sy2sb::mirror_diagonal_block", policy, KOKKOS_LAMBDA(const Member& team) {
+        // Source tile (ti, tj) of the lower triangle, target tile (tj, ti).
+        const index_t ti = team.league_rank() % tiles, tj = team.league_rank() / tiles;
+        if (ti < tj) return;  // the whole team leaves: no barrier is skipped by part of it
+        const Tile s(team.team_scratch(0));
+        const int threads = team.team_size();
+        for (int e = team.team_rank(); e < tile * tile; e += threads) {
+          const int r = e % tile, c = e / tile;
+          const index_t i = ti * tile + r, j = tj * tile + c;
+          if (i < w && i > j) s(r, c) = d(i, j);
+        }
+        team.team_barrier();
+        for (int e = team.team_rank(); e < tile * tile; e += threads) {
+          const int r = e % tile, c = e / tile;  // target row tj*32 + r (a source column), column ti*32 + c
+          const index_t i = tj * tile + r, j = ti * tile + c;
+          if (j < w && i < j) d(i, j) = conjugate(s(c, r));
+        }
+      });
+}
+
+}  // namespace detail
 
 template <class ExecSpace>
 index_t sy2sb_group(index_t group, index_t b) {
@@ -238,7 +299,11 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
                               : options.product == Sy2sbProduct::Skinny        ? n
                               : b <= 32 ? backends::symm_skinny_resident_rows<T>(ctx, b)
                                         : 0;
+  if (options.diagonal_split < 0)
+    throw InvalidArgument("diagonal_split", "sy2sb: the diagonal blocks' sub-column width must be >= 0, got " +
+                                                std::to_string(options.diagonal_split));
   const index_t nb = options.block > 0 ? options.block : sy2sb_block_columns(n, b);
+  const index_t split = options.diagonal_split > 0 ? options.diagonal_split : sy2sb_diagonal_split_default;
   if (full || blocked) detail::mirror_full_hermitian(space, a, uplo);
   else if (uplo == Uplo::Upper) detail::mirror_upper_to_lower(space, a);
   // The group's reflectors and W's mirror around column gb of vw_all,
@@ -359,10 +424,23 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
       if (full) {
         backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), VW, WV, T(1), A22);
       } else {
+        // A22(r0:r1, d0:d1) -= [V W](r0:r1) [W V](d0:d1)^H
+        const auto update_block = [&](index_t r0, index_t r1, index_t d0, index_t d1) {
+          backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(VW, r0, r1, 0, 2 * ktot),
+                            block(WV, d0, d1, 0, 2 * ktot), T(1), block(A22, r0, r1, d0, d1));
+        };
         for (index_t c0 = 0, c1; c0 < m; c0 = c1) {
           c1 = block_end(first, c0, m);
-          backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(VW, c0, m, 0, 2 * ktot),
-                            block(WV, c0, c1, 0, 2 * ktot), T(1), block(A22, c0, m, c0, c1));
+          if (c1 - c0 <= split) {
+            update_block(c0, m, c0, c1);
+            continue;
+          }
+          // The rows below the diagonal block in one gemm; the block's lower
+          // triangle in sub-columns of `split` (rows d0:c1), then mirrored
+          // (sy2sb_diagonal_split_default says why).
+          if (c1 < m) update_block(c1, m, c0, c1);
+          for (index_t d0 = c0; d0 < c1; d0 += split) update_block(d0, c1, d0, std::min(d0 + split, c1));
+          detail::mirror_lower_to_upper_tiled(space, block(A22, c0, c1, c0, c1));
         }
       }
     } else {  // A22 -= V W^H + W V^H (the W's partnered with the V's in wv_all)
