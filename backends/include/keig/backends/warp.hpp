@@ -69,6 +69,23 @@ KOKKOS_FORCEINLINE_FUNCTION T warp_sum(T value, int first, int last) {
   return detail::butterfly_sum(0xffffffffu, value, first, last);
 }
 
+// `value` of lane `source` (0..31), for every lane of the warp: all 32
+// lanes must call it together, with the same register behind `value`.
+// Host teams are single threads: there it returns `value`.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T warp_fetch(T value, int source) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_arithmetic_v<T>) {
+    return __shfl_sync(0xffffffffu, value, source);
+  } else {
+    return T(__shfl_sync(0xffffffffu, value.real(), source), __shfl_sync(0xffffffffu, value.imag(), source));
+  }
+#else
+  (void)source;
+  return value;
+#endif
+}
+
 // Sum of `value` over the aligned group of Group consecutive lanes (a power
 // of two up to 32) that holds this lane. Only that group's lanes must call it
 // together: the other groups of the warp may be elsewhere. Host: `value`.

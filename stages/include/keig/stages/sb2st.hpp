@@ -327,9 +327,11 @@ struct BulgeChaseHostPipeline {
 // the task needs is a register partial per thread: sums over a column (v^H C,
 // the mirrored half of D v) stay inside a group of G lanes (warp shuffles),
 // sums over a row (C vp, D v) are shuffled across the groups of a warp and
-// then added over the warps from team scratch. Reflector entries are
-// recomputed from the annihilated column where needed, so a task has two
-// team barriers (three for k = 0) and the blocks go back to the band once.
+// then added over the warps from team scratch. Every warp forms the
+// column-long vectors (the annihilated column, the reflector, p = D v) from
+// those sums itself, so a task has two team barriers (one for k = 0: each
+// scratch sum is read after the barrier that follows its writes) and the
+// blocks go back to the band once.
 //
 // The task is latency-bound, a chain of a few thousand dependent
 // instructions per warp: G is a template parameter and a thread addresses
@@ -346,7 +348,7 @@ struct BulgeChaseTiled {
   static constexpr int warp = 32;
   static constexpr int threads = G * G;
   static constexpr int warps = threads / warp;
-  static_assert(G >= 8 && (G & (G - 1)) == 0, "sb2st: the tile grid is a power of two >= 8");
+  static_assert(G >= 8 && G <= 32 && (G & (G - 1)) == 0, "sb2st: the tile grid is a power of two, 8 to 32");
 
   Matrix<T, ExecSpace> ab;
   Vector<real_t<T>, ExecSpace> e;
@@ -358,9 +360,10 @@ struct BulgeChaseTiled {
   int* progress;      // Persistent: steps finished per sweep (zero at launch)
   index_t teams;      // Persistent: the league size P (wave launches: unused)
 
-  // The annihilated column, p = D v, the column half of D v (b each) and the
-  // per-warp row partials (b x warps).
-  static size_t scratch_bytes(index_t b) { return 3 * Scratch::shmem_size(b) + Scratch::shmem_size(warps * b); }
+  // The column half of D v (b) and two sets of per-warp row partials (b x
+  // warps each: C vp's, then D v's, so no barrier has to separate the reads
+  // of the first from the writes of the second).
+  static size_t scratch_bytes(index_t b) { return Scratch::shmem_size(b) + 2 * Scratch::shmem_size(warps * b); }
 
   // Whether the device accepts a team of G^2 threads with this kernel's
   // registers and scratch: devices only (on host spaces a team is one
@@ -409,11 +412,11 @@ struct BulgeChaseTiled {
 
   // The task's team scratch (scratch_bytes), carved out once per team.
   struct Scratches {
-    T *column, *p, *column_half, *rows;
+    T *column_half, *c_rows, *d_rows;
     KOKKOS_INLINE_FUNCTION Scratches(const Team& team, index_t b)
-        : column(Scratch(team.team_scratch(0), b).data()), p(Scratch(team.team_scratch(0), b).data()),
-          column_half(Scratch(team.team_scratch(0), b).data()),
-          rows(Scratch(team.team_scratch(0), warps * b).data()) {}
+        : column_half(Scratch(team.team_scratch(0), b).data()),
+          c_rows(Scratch(team.team_scratch(0), warps * b).data()),
+          d_rows(Scratch(team.team_scratch(0), warps * b).data()) {}
   };
 
   // Task (s, k). Band and ring reads go through L2 (load_coherent): another
@@ -425,7 +428,8 @@ struct BulgeChaseTiled {
     using backends::warp_sum;
     const int tid = team.team_rank(), rg = tid % G, cg = tid / G, bb = static_cast<int>(b);
     const int lane = tid % warp, my_warp = tid / warp;
-    T *const column = sc.column, *const p = sc.p, *const column_half = sc.column_half, *const rows = sc.rows;
+    using backends::warp_fetch;
+    T *const column_half = sc.column_half, *const c_rows = sc.c_rows, *const d_rows = sc.d_rows;
     const index_t p0 = s + 1 + (k - 1) * b;  // k >= 1: rows of the previous reflector [p0, p0 + b)
     const index_t q = k == 0 ? s + 1 : p0 + b;
     const int L = static_cast<int>(b < n - q ? b : n - q);  // the new reflector acts on rows [q, q + L)
@@ -437,21 +441,36 @@ struct BulgeChaseTiled {
     T* const d_base = ab.data() + q * ld + (rg + cg * (ld - 1));
     T* const c_base = k > 0 ? ab.data() + p0 * ld + b + (rg + cg * (ld - 1)) : d_base;
     // Sum over the team of per-thread row partials: across the groups of a
-    // warp by shuffles, then over the warps from scratch (after a barrier).
-    auto publish_row_partial = [&](T partial, int r) {
+    // warp by shuffles, then over the warps from team scratch (after a
+    // barrier), where they lie warp by warp (row r of warp h at h b + r), so
+    // the G lanes that store or read G consecutive rows hit distinct banks.
+    // Row by row (r warps + h: rows 64 bytes apart, 8-way bank conflicts)
+    // the reads and their dependent adds were a fifth of a task's stall
+    // samples (ncu, H200): sb2st at n = 16384 took 0.239 s, 0.175 s after.
+    auto publish_row_partial = [&](T* rows, T partial, int r) {
       partial = warp_sum(partial, G, warp);
-      if (lane < G && r < bb) rows[r * warps + my_warp] = partial;
+      if (lane < G && r < bb) rows[my_warp * bb + r] = partial;
     };
-    auto row_total = [&](int r) {
-      T sum = rows[r * warps];
-      for (int h = 1; h < warps; ++h) sum += rows[r * warps + h];
+    auto row_total = [&](const T* rows, int r) {
+      T sum = rows[r];
+      for (int h = 1; h < warps; ++h) sum += rows[h * bb + r];
       return sum;
+    };
+    // Column-long vectors (the annihilated column, p = D v) are held by
+    // every warp, entry r = lane + 32 u in register u of lane r % 32: the
+    // row sums become vectors without a barrier, and a thread takes the
+    // entries of its rows rg + G i and columns cg + G i by shuffles (the
+    // register u = G i / 32 is the same on every lane).
+    constexpr int per_lane = (tile * G + warp - 1) / warp;  // b <= 4 G entries over 32 lanes
+    auto entry_of_row = [&](const T (&x)[per_lane], int i, int first) {
+      return warp_fetch(x[(G * i) / warp], (first + G * i) % warp);
     };
 
     // Every load of the task, issued together: D's lower tile, and C's tile,
     // the previous reflector's entries of this thread's columns and its tau
-    // (k >= 1) or the column to annihilate (k = 0).
-    T dt[tile][tile], ct[tile][tile], vp[tile];
+    // (k >= 1), and the column to annihilate in every warp (k = 0: column s
+    // below the diagonal; k >= 1: C's first column, before H_prev).
+    T dt[tile][tile], ct[tile][tile], vp[tile], column[per_lane];
     for (int i = 0; i < tile; ++i)
       for (int j = 0; j < tile; ++j) {
         const int r = rg + G * i, c = cg + G * j;
@@ -464,43 +483,52 @@ struct BulgeChaseTiled {
       const int c = cg + G * j;
       vp[j] = (k > 0 && c < bb) ? load_coherent(slot + 1 + c) : T(0);
     }
-    const T tau_p = k > 0 ? load_coherent(slot) : T(0);
+    const T tau_p = k > 0 ? load_coherent(slot) : T(0), vp0 = k > 0 ? load_coherent(slot + 1) : T(0);
+    for (int u = 0; u < per_lane; ++u) {
+      const int r = lane + warp * u;
+      column[u] = r >= L ? T(0) : k > 0 ? load_coherent(&ab(b + r, p0)) : load_coherent(&ab(1 + r, s));
+    }
 
     if (k > 0) {
-      // C := C H_prev = C - tau_p (C vp) vp^H.
+      // C := C H_prev = C - tau_p (C vp) vp^H, and so its first column.
       for (int i = 0; i < tile; ++i) {
         T acc = ct[i][0] * vp[0];
         for (int j = 1; j < tile; ++j) acc += ct[i][j] * vp[j];
-        publish_row_partial(acc, rg + G * i);
+        publish_row_partial(c_rows, acc, rg + G * i);
       }
       team.team_barrier();
-      for (int i = 0; i < tile; ++i) {
-        const int r = rg + G * i;
-        const T y = r < L ? tau_p * row_total(r) : T(0);
-        for (int j = 0; j < tile; ++j) ct[i][j] -= y * conjugate(vp[j]);
-        if (cg == 0 && r < L) column[r] = ct[i][0];
+      T y[per_lane];  // tau_p (C vp) at rows lane + 32 u
+      for (int u = 0; u < per_lane; ++u) {
+        const int r = lane + warp * u;
+        y[u] = r < L ? tau_p * row_total(c_rows, r) : T(0);
+        column[u] -= y[u] * conjugate(vp0);
       }
-    } else if (tid < L) {
-      column[tid] = load_coherent(&ab(1 + tid, s));  // A(q + i, s); G^2 >= 4 G >= b threads
+      for (int i = 0; i < tile; ++i) {
+        const T yi = entry_of_row(y, i, rg);
+        for (int j = 0; j < tile; ++j) ct[i][j] -= yi * conjugate(vp[j]);
+      }
     }
-    team.team_barrier();
 
     // The reflector annihilating column(1:L): every warp forms the same norm.
-    constexpr int per_lane = (tile * G + warp - 1) / warp;  // b <= 4 G entries over 32 lanes
     R norm_part = 0;
     for (int u = 0; u < per_lane; ++u) {
       const int r = lane + warp * u;
-      if (r >= 1 && r < L) norm_part += abs_squared(column[r]);
+      if (r >= 1 && r < L) norm_part += abs_squared(column[u]);
     }
     const R xn2 = warp_sum(norm_part, 1, warp);
     T tau, scale;
     R beta;
-    householder(column[0], xn2, tau, scale, beta);
-    auto v = [&](int i) { return i == 0 ? T(1) : (i < L ? column[i] * scale : T(0)); };
-    T vr[tile], vc[tile];  // v at this thread's rows and columns
+    householder(warp_fetch(column[0], 0), xn2, tau, scale, beta);
+    // v at rows lane + 32 u, and at this thread's rows and columns.
+    T vl[per_lane];
+    for (int u = 0; u < per_lane; ++u) {
+      const int r = lane + warp * u;
+      vl[u] = r == 0 ? T(1) : (r < L ? column[u] * scale : T(0));
+    }
+    T vr[tile], vc[tile];
     for (int i = 0; i < tile; ++i) {
-      vr[i] = v(rg + G * i);
-      vc[i] = v(cg + G * i);
+      vr[i] = entry_of_row(vl, i, rg);
+      vc[i] = entry_of_row(vl, i, cg);
     }
     if (k == 0) {
       if (tid < L) ab(1 + tid, s) = tid == 0 ? T(beta) : T(0);
@@ -526,7 +554,7 @@ struct BulgeChaseTiled {
     for (int i = 0; i < tile; ++i) {
       T acc = dt[i][0] * vc[0];
       for (int j = 1; j < tile; ++j) acc += dt[i][j] * vc[j];
-      publish_row_partial(acc, rg + G * i);
+      publish_row_partial(d_rows, acc, rg + G * i);
     }
     for (int j = 0; j < tile; ++j) {
       // The diagonal entry (i == j, rg == cg) counts once, in its row.
@@ -538,19 +566,20 @@ struct BulgeChaseTiled {
       if (rg == 0 && c < bb) column_half[c] = acc;
     }
     team.team_barrier();
-    if (tid < L) p[tid] = row_total(tid) + column_half[tid];
-    team.team_barrier();
+    T pl[per_lane];  // p at rows lane + 32 u
     R dot_part = 0;  // v^H p, the same in every warp
     for (int u = 0; u < per_lane; ++u) {
-      const int i = lane + warp * u;
-      if (i < L) dot_part += real_part(conjugate(v(i)) * p[i]);
+      const int r = lane + warp * u;
+      pl[u] = r < L ? row_total(d_rows, r) + column_half[r] : T(0);
+      if (r < L) dot_part += real_part(conjugate(vl[u]) * pl[u]);
     }
     const T half = T(R(0.5) * abs_squared(tau) * warp_sum(dot_part, 1, warp));
     T wr[tile], wc[tile];
     for (int i = 0; i < tile; ++i) {
       const int r = rg + G * i, c = cg + G * i;
-      wr[i] = r < L ? tau * p[r] - half * vr[i] : T(0);
-      wc[i] = c < L ? tau * p[c] - half * vc[i] : T(0);
+      const T pr = entry_of_row(pl, i, rg), pc = entry_of_row(pl, i, cg);
+      wr[i] = r < L ? tau * pr - half * vr[i] : T(0);
+      wc[i] = c < L ? tau * pc - half * vc[i] : T(0);
     }
     for (int i = 0; i < tile; ++i)
       for (int j = 0; j < tile; ++j) {
@@ -562,10 +591,14 @@ struct BulgeChaseTiled {
       }
 
     // Hand the reflector to step k+1 (its reads of the slot were before the
-    // first barrier) and to the back-transformation.
-    if (tid < bb) slot[1 + tid] = v(tid);
+    // first barrier) and to the back-transformation: thread tid < 64 holds v
+    // at row tid as vl[tid / 32] (the same register over a warp).
+    T v_mine = vl[0];
+    for (int u = 1; u < per_lane; ++u)
+      if (my_warp == u) v_mine = vl[u];
+    if (tid < bb) slot[1 + tid] = v_mine;
     if (tid == 0) slot[0] = tau;
-    if (store.extent(0) > 0 && tid < L) store(k * b + tid, n - 1 - s) = tid == 0 ? tau : v(tid);
+    if (store.extent(0) > 0 && tid < L) store(k * b + tid, n - 1 - s) = tid == 0 ? tau : v_mine;
   }
 };
 
