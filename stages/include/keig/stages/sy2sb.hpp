@@ -66,22 +66,25 @@ namespace keig::stages {
 template <class ExecSpace>
 struct Sy2sbTuning {
   static constexpr index_t default_band = backends::is_cuda_space_v<ExecSpace> ? 64 : 32;
-  // Eigenvalues only on GPUs: a band of 32. There is no back-transformation
-  // to feed, and the bulge chase's task on a band of 32 (a team of 2 warps,
-  // up to four teams per multiprocessor) takes about half the time of one
-  // on a band of 64 (8 warps), which outweighs sy2sb's skinnier products.
-  // H200, eigenvalues only, b = 32 against 64: 0.21 against 0.24 s at
-  // n = 8192, 0.553 against 0.592 s at 16384 (sb2st 0.130 against 0.239,
-  // sy2sb 0.354 against 0.283 s), 2.26 against 2.30 s at 32768.
+  // Eigenvalues only on GPUs up to n = values_narrow_max_n: a band of 32.
+  // There is no back-transformation to feed, and the bulge chase's task on a
+  // band of 32 (a team of 2 warps) is quicker than one on a band of 64
+  // (8 warps); larger n take 64, where sy2sb's fatter products outweigh the
+  // chase. H200, eigenvalues only, b = 32 against 64 (keig-bench --band,
+  // 2026-11-23, after the faster band-64 chase): n = 4096 / 6144 / 8192:
+  // 0.060 / 0.096 / 0.141 against 0.066 / 0.104 / 0.149 s; 10240 / 12288 /
+  // 16384 / 32768: 0.207 / 0.281 / 0.464 / 2.013 against 0.201 / 0.259 /
+  // 0.416 / 1.822 s (at 16384 sb2st 0.127 against 0.164 s, sy2sb 0.316
+  // against 0.227 s).
   // A few vectors (fewer than few_vectors pairs, known before the
   // tridiagonal step: an index range, or all of a small matrix) up to
   // n = few_vectors_max_n take the band of 32 as well: their
   // back-transformations are small, and the faster chase wins. H200, the
-  // 1 % smallest pairs, b = 32 against 64 (`--band`): n = 8192 / 16384:
-  // 0.199 / 0.615 against 0.240 / 0.642 s; larger n lose: 32768, 2.532
-  // against 2.451 s (sy2sb 1.71 against 1.38 s); IC-NMA-like generalized
-  // pairs at 20694 / 30504: 1.474 / 3.290 against 1.460 / 3.194 s.
-  static constexpr index_t few_vectors = 768, few_vectors_max_n = 16384;
+  // 1 % smallest pairs, b = 32 against 64: n = 2048 / 4096 / 6144: 0.042 /
+  // 0.086 / 0.135 against 0.048 / 0.094 / 0.148 s; 8192 / 16384: 0.199 /
+  // 0.619 against 0.195 / 0.548 s.
+  static constexpr index_t values_narrow_max_n = 9216;
+  static constexpr index_t few_vectors = 768, few_vectors_max_n = 6144;
   // wanted: the pairs the range asks for, -1 where not known before the
   // tridiagonal step (a value range).
   static bool few_pairs(index_t n, index_t wanted) {
@@ -89,7 +92,8 @@ struct Sy2sbTuning {
   }
   static index_t band(bool vectors, index_t n = 0, index_t wanted = -1) {
     if (!backends::is_cuda_space_v<ExecSpace>) return default_band;
-    return !vectors || few_pairs(n, wanted) ? 32 : default_band;
+    if (!vectors) return n <= values_narrow_max_n ? 32 : default_band;
+    return few_pairs(n, wanted) ? 32 : default_band;
   }
 };
 
