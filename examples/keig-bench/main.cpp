@@ -480,18 +480,23 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     auto work = keig::allocate_vector<T>(
         space, "keig::bench::work",
         st::sy2sb_workspace_size<T, Space>(n, b, *std::max_element(groups.begin(), groups.end())));
-    auto time = [&](st::Sy2sbUpdate update, st::Sy2sbPanel panel, bool panels_only = false, index_t group = 0,
-                    st::Sy2sbProduct product = st::Sy2sbProduct::Auto, double* issued = nullptr, index_t block = 0,
-                    int panel_columns = 0, index_t diagonal_split = 0) {
+    // The options of a timed run: an update and a panel, the rest as `change` sets it.
+    const auto options = [](st::Sy2sbUpdate update, st::Sy2sbPanel panel, const auto& change) {
+      st::Sy2sbOptions o;
+      o.update = update;
+      o.panel = panel;
+      change(o);
+      return o;
+    };
+    const auto as_is = [](st::Sy2sbOptions&) {};
+    auto time = [&](const st::Sy2sbOptions& run_options, double* issued = nullptr) {
       std::vector<double> t, host;
       for (int r = 0; r < 3; ++r) {
         fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
         space.fence();
         Kokkos::Timer timer;
         st::sy2sb<T, Space>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(a), keig::Vector<T, Space>(tau),
-                            keig::Vector<T, Space>(work), b,
-                            st::Sy2sbOptions{update, block, panel, panels_only, group, product, panel_columns,
-                                             diagonal_split});
+                            keig::Vector<T, Space>(work), b, run_options);
         const double returned = timer.seconds();  // the host's share: issuing the launches
         space.fence();
         if (r > 0) t.push_back(timer.seconds()), host.push_back(returned);  // the first run warms up
@@ -503,13 +508,14 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     // peer: the previous default (Full update, vendor geqrf).
     double keig_issued = 0;  // seconds until sy2sb returned, before the fence (GPU: launch-bound if close to keig_s)
     const double keig_s =
-        time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Auto, &keig_issued);
+        time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, as_is), &keig_issued);
     // The panels alone (QR, V, T of every panel, no trailing products): the
     // default's panel share; the rest is the trailing update's.
-    const double panels = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, true);
-    const double blocked = time(st::Sy2sbUpdate::Blocked, st::Sy2sbPanel::Vendor);
-    const double full = time(st::Sy2sbUpdate::Full, st::Sy2sbPanel::Vendor);
-    const double symmetric = time(st::Sy2sbUpdate::Symmetric, st::Sy2sbPanel::Vendor);
+    const auto panels_alone = [](st::Sy2sbOptions& o) { o.panels_only = true; };
+    const double panels = time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, panels_alone));
+    const double blocked = time(options(st::Sy2sbUpdate::Blocked, st::Sy2sbPanel::Vendor, as_is));
+    const double full = time(options(st::Sy2sbUpdate::Full, st::Sy2sbPanel::Vendor, as_is));
+    const double symmetric = time(options(st::Sy2sbUpdate::Symmetric, st::Sy2sbPanel::Vendor, as_is));
     const double useful = cx * 4.0 / 3.0 * double(n) * n * n;
     const auto share = [&](double s) { return 100 * useful / s / gemm_rate; };
     char buf[400];
@@ -523,7 +529,8 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     // The default against the same run with X = A22 V by cuBLAS gemms, where
     // the default uses keig's tensor-core product.
     if (keig::backends::symm_skinny_available<T>(ctx, b)) {
-      const double gemm_x = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Gemm);
+      const double gemm_x = time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto,
+                                         [](st::Sy2sbOptions& o) { o.product = st::Sy2sbProduct::Gemm; }));
       std::snprintf(buf, sizeof buf, "X = A22 V: keig's tensor-core kernel against two cuBLAS gemms per block column");
       rows.push_back({n, "sy2sb skinny X", "sy2sb gemm X", buf, keig_s, gemm_x});
     }
@@ -532,7 +539,10 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     // reductions and the panels alone.
     if (st::panel_qr_available<Space>(b) && !keig::is_complex_v<T>) {
       const auto one_column = [&](bool panels_only) {
-        return time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Keig, panels_only, 0, st::Sy2sbProduct::Auto, nullptr, 0, 1);
+        return time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Keig, [&](st::Sy2sbOptions& o) {
+          o.panels_only = panels_only;
+          o.panel_columns = 1;
+        }));
       };
       const double whole1 = one_column(false), panels1 = one_column(true);
       std::snprintf(buf, sizeof buf,
@@ -544,8 +554,8 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     // CholeskyQR2 panels (stages/panel_cholqr, real scalars) against the
     // default's: whole reductions and the panels alone.
     if (st::panel_cholqr_available<T>(b)) {
-      const double chol_whole = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::CholQr);
-      const double chol_panels = time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::CholQr, true);
+      const double chol_whole = time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::CholQr, as_is));
+      const double chol_panels = time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::CholQr, panels_alone));
       std::snprintf(buf, sizeof buf, "panels alone: CholeskyQR2 %.3f s, default %.3f s; sy2sb with CholeskyQR2 %.0f%% of gemm",
                     chol_panels, panels, share(chol_whole));
       rows.push_back({n, "sy2sb cholqr panels", "sy2sb default panels", buf, chol_whole, keig_s});
@@ -553,7 +563,9 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     // The default update and panel with g panels per update, against one.
     std::vector<std::pair<index_t, double>> by_group;
     for (index_t g : groups)
-      by_group.emplace_back(g, g == groups[0] ? keig_s : time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, g));
+      by_group.emplace_back(g, g == groups[0] ? keig_s
+                                              : time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto,
+                                                             [g](st::Sy2sbOptions& o) { o.group = g; })));
     const double one = std::find_if(by_group.begin(), by_group.end(), [](const auto& p) { return p.first == 1; })->second;
     for (const auto& [g, sec] : by_group) {
       std::snprintf(buf, sizeof buf, "%lld panels per update: %.0f%% of gemm (updates %.3f s)", (long long)g,
@@ -566,8 +578,10 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
     block_splits.insert(block_splits.end(), args.splits.begin(), args.splits.end());
     for (index_t nb : args.blocks)
       for (index_t sp : block_splits) {
-        const double sec =
-            time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Auto, nullptr, nb, 0, sp);
+        const double sec = time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, [nb, sp](st::Sy2sbOptions& o) {
+          o.block = nb;
+          o.diagonal_split = sp;
+        }));
         const index_t shown = sp > 0 ? sp : st::sy2sb_diagonal_split_default;
         std::snprintf(buf, sizeof buf, "block columns of %lld (default %lld), diagonal sub-columns of %lld: %.0f%% of gemm",
                       (long long)nb, (long long)st::sy2sb_block_columns(n, b), (long long)shown, share(sec));
@@ -576,11 +590,12 @@ void bench_sy2sb(const Args& args, const Space& space, std::vector<Row>& rows) {
       }
     // The default's diagonal blocks formed in sub-columns (and mirrored)
     // against whole (the update before; a split of n is never narrower than
-    // a block), and the --splits widths.
-    {
+    // a block), and the --splits widths: GPUs, whose default is the Blocked
+    // update (hosts update with hemm/her2k, which has no diagonal blocks).
+    if (keig::backends::is_cuda_space_v<Space>) {
       const auto with_split = [&](index_t split) {
-        return time(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto, false, 0, st::Sy2sbProduct::Auto, nullptr, 0, 0,
-                    split);
+        return time(options(st::Sy2sbUpdate::Auto, st::Sy2sbPanel::Auto,
+                            [split](st::Sy2sbOptions& o) { o.diagonal_split = split; }));
       };
       const double whole = with_split(n);
       std::snprintf(buf, sizeof buf, "diagonal blocks in sub-columns of %lld (default) against whole: %.0f%% against %.0f%% of gemm",
