@@ -366,8 +366,9 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // at 4096, 1.29x at 5120 (1.11-1.36x for the other types).
   // An index range of fewer than Sy2sbTuning::few_vectors pairs runs on the
   // band of 32 up to n = few_vectors_max_n (2026-11-23, fourth stop, then up
-  // to 16384; ninth stop 6144), and in double precision from n = 4096 / 4000: double 0.90x / 1.19x at 3072 / 4096, complex<double> 0.98x
-  // / 1.43x; generalized 0.83x / 1.08x and 0.88x / 1.33x at 3000 / 4000;
+  // to 16384; ninth stop 6144), and in double precision from n = 4096 /
+  // 4000: double 0.90x / 1.19x at 3072 / 4096, complex<double> 0.98x /
+  // 1.43x; generalized 0.83x / 1.08x and 0.88x / 1.33x at 3000 / 4000;
   // float and complex<float> still lose there (0.89x / 0.91x at 4096, 0.84x
   // / 0.89x generalized at 4000).
   constexpr bool single = sizeof(real_t<T>) == 4;
