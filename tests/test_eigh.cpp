@@ -265,6 +265,61 @@ TYPED_TEST(EighGeneralized, KnownSpectraType1) {
   }
 }
 
+// A, B and Z with padded leading dimensions: keig::allocate_matrix_aligned's
+// (columns on 256-byte boundaries) and an odd one (a sub-view of a larger
+// matrix). Every method, including the vendor's copy of B, which keeps B's
+// leading dimension.
+TYPED_TEST(EighGeneralized, PaddedLeadingDimensions) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const index_t n = 70;
+  const auto pair = generate_pair<T>(MatrixKind::Uniform, n, 1e2, 3);
+  const Space space;
+  auto a_aligned = allocate_matrix_aligned<T>(space, "A", n, n);
+  auto b_aligned = allocate_matrix_aligned<T>(space, "B", n, n);
+  auto z_aligned = allocate_matrix_aligned<T>(space, "Z", n, n);
+  EXPECT_EQ(a_aligned.extent(0), std::size_t(n));
+  EXPECT_EQ(index_t(a_aligned.stride(1)), aligned_leading_dimension<T>(n));
+  SpaceMatrix<T> big_a("big A", n + 3, n), big_b("big B", n + 5, n + 1), big_z("big Z", n + 7, n);
+  auto a_odd = Kokkos::subview(big_a, std::make_pair(index_t(1), n + 1), Kokkos::ALL());
+  auto b_odd = Kokkos::subview(big_b, std::make_pair(index_t(2), n + 2), std::make_pair(index_t(1), n + 1));
+  auto z_odd = Kokkos::subview(big_z, std::make_pair(index_t(0), n), Kokkos::ALL());
+  const auto check = [&](auto a, auto b, auto z, Method method) {
+    SCOPED_TRACE(to_string(method));
+    Kokkos::deep_copy(a, to_space(pair.a));
+    Kokkos::deep_copy(b, to_space(pair.b));
+    SpaceVector<R> w("w", n);
+    Options options;
+    options.method = method;
+    ASSERT_EQ(eigh(space, a, b, w, z, options).eigenvalues_found, n);
+    // Non-contiguous views cross memory spaces through contiguous copies.
+    SpaceMatrix<T> zc("zc", n, n), bc("bc", n, n);
+    Kokkos::deep_copy(zc, z);
+    Kokkos::deep_copy(bc, b);
+    auto wh = to_host(w);
+    auto zh = to_host(zc);
+    EXPECT_TRUE(same_matrix(to_host(bc), pair.b)) << "B must not be modified";
+    EXPECT_LE(scaled_residual_generalized(pair.a, pair.b, wh, zh, n), kContract);
+    EXPECT_LE(scaled_b_orthogonality(pair.b, zh, n), kContract * 10);
+    EXPECT_LE(scaled_eigenvalue_error_generalized(pair.a, pair.b, wh, pair.eigenvalues, n), kContract);
+  };
+  for (Method method : kMethods) {
+    check(a_aligned, b_aligned, z_aligned, method);
+    check(a_odd, b_odd, z_odd, method);
+  }
+}
+
+TEST(AlignedLeadingDimension, RoundsColumnsTo256Bytes) {
+  EXPECT_EQ(aligned_leading_dimension<double>(20694), 20704);
+  EXPECT_EQ(aligned_leading_dimension<double>(16384), 16384);
+  EXPECT_EQ(aligned_leading_dimension<double>(33), 64);
+  EXPECT_EQ(aligned_leading_dimension<double>(32), 32);  // one 256-byte column: as is
+  EXPECT_EQ(aligned_leading_dimension<double>(5), 5);
+  EXPECT_EQ(aligned_leading_dimension<float>(65), 128);
+  EXPECT_EQ(aligned_leading_dimension<Kokkos::complex<double>>(17), 32);
+  EXPECT_EQ(aligned_leading_dimension<Kokkos::complex<float>>(20694), 20704);
+}
+
 // The smallest pairs of the IC-NMA-like pair (seed 002 §6.1: a tight
 // cluster at the bottom of the spectrum), the job that problem wants: with
 // the default tridiagonal solver the eigenvectors must be B-orthonormal to

@@ -164,9 +164,11 @@ index_t solve_vendor(const backends::Context<ExecSpace>& ctx, StageRecorder<Exec
     });
   } else {
     flops += cx * (n * double(n) * n / 3.0 + double(n) * n * n + (problem.vectors ? double(n) * n * wanted : 0.0));
-    // The vendor overwrites B with its Cholesky factor: work on a copy so B is preserved.
-    auto b_owned = allocate_matrix<T>(space, "keig::vendor::B", n, n);
-    Matrix<T, ExecSpace> b_work = b_owned;
+    // The vendor overwrites B with its Cholesky factor: work on a copy so B
+    // is preserved, with B's leading dimension (the vendor's BLAS-3 speed
+    // depends on it: aligned_leading_dimension).
+    auto b_owned = allocate_matrix<T>(space, "keig::vendor::B", leading_dimension(b), n);
+    const Matrix<T, ExecSpace> b_work = block(Matrix<T, ExecSpace>(b_owned), 0, n, 0, n);
     stage("keig::copy_input", 0.0, [&] { copy_matrix(space, b, b_work); });
     call = stage("keig::vendor::eigh_generalized", flops, [&] {
       return backends::vendor_eigh_generalized(ctx, options.generalized_type, job, options.uplo, options.range,
@@ -306,11 +308,13 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   const index_t n = a.extent(0);
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
   // L, the lower Cholesky factor of B (B = L L^H): B itself when the caller
-  // passes a lower factor, otherwise a copy (B is never modified).
+  // passes a lower factor, otherwise a copy with 256-byte aligned columns
+  // (B is never modified; sygst's and its back-transformation's BLAS-3 run
+  // faster on those: aligned_leading_dimension).
   Matrix<T, ExecSpace> l = b;
   OwnedMatrix<T, ExecSpace> l_owned;
   if (!(options.b_factored && options.uplo == Uplo::Lower)) {
-    l_owned = allocate_matrix<T>(space, "keig::generalized::L", n, n);
+    l_owned = allocate_matrix_aligned<T>(space, "keig::generalized::L", n, n);
     l = l_owned;
   }
   stage(options.b_factored ? "keig::copy_factor" : "keig::potrf", options.b_factored ? 0.0 : cx * n * double(n) * n / 3.0,

@@ -5,3 +5,4 @@
 #include "keig/errors.hpp"
 #include "keig/options.hpp"
 #include "keig/version.hpp"
+#include "keig/views/workspace.hpp"  // allocate_matrix_aligned: the fastest layout for A, B and Z

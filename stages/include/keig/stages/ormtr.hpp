@@ -9,6 +9,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "keig/backends/lapack.hpp"
+#include "keig/views/workspace.hpp"
 
 namespace keig::stages {
 
@@ -30,10 +31,12 @@ index_t back_transform_block(index_t m) {
   return ormtr_block_default;
 }
 
-// Workspace of ormtr (elements of T): V block (n x nb), T (nb x nb), V^H Z (nb x m).
+// Workspace of ormtr (elements of T): V block (n x nb, its columns
+// 256-byte aligned for the gemms: aligned_leading_dimension), T (nb x nb),
+// V^H Z (nb x m).
 template <class T, class ExecSpace>
 index_t ormtr_workspace_size(index_t n, index_t m, index_t nb) {
-  return n * nb + nb * nb + nb * (m > 0 ? m : 1);
+  return aligned_leading_dimension<T>(n) * nb + nb * nb + nb * (m > 0 ? m : 1);
 }
 
 // Z := Q Z for Q = H(0) H(1) ... H(count-1), H(j) = I - tau_j v_j v_j^H with
@@ -55,9 +58,10 @@ void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matr
     throw InvalidArgument("work", "reflector application: needs ormtr_workspace_size(n, m, nb) entries");
   if (count == 0 || m == 0) return;
   T* p = work.data();
-  const Matrix<T, ExecSpace> v_all(p, n, nb);
-  const Matrix<T, ExecSpace> t_all(p + n * nb, nb, nb);
-  const Matrix<T, ExecSpace> x_all(p + n * nb + nb * nb, nb, m);
+  const index_t ldv = aligned_leading_dimension<T>(n);
+  const Matrix<T, ExecSpace> v_all = make_matrix<T, ExecSpace>(p, n, nb, ldv);
+  const Matrix<T, ExecSpace> t_all(p + ldv * nb, nb, nb);
+  const Matrix<T, ExecSpace> x_all(p + ldv * nb + nb * nb, nb, m);
   // Blocks of reflectors [first, first + kb), last block first.
   const index_t last_first = ((count - 1) / nb) * nb;
   for (index_t first = last_first; first >= 0; first -= nb) {

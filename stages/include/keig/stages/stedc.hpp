@@ -60,10 +60,12 @@ StedcTuning stedc_default_tuning() {
 }
 
 // R entries of the caller's workspace for n: an n x n matrix for the gathered
-// columns and an n x panel block of S.
+// columns (256-byte aligned columns for the merge gemms:
+// aligned_leading_dimension) and an n x panel block of S.
 template <class R>
 std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
-  return static_cast<std::size_t>(n) * static_cast<std::size_t>(n + std::min(tuning.panel, std::max<index_t>(n, 1)));
+  return static_cast<std::size_t>(aligned_leading_dimension<R>(n)) * static_cast<std::size_t>(n) +
+         static_cast<std::size_t>(n) * static_cast<std::size_t>(std::min(tuning.panel, std::max<index_t>(n, 1)));
 }
 
 namespace detail {
@@ -243,8 +245,9 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   for (index_t i = 0; i + 1 < n; ++i) e(i) /= scale;
 
   const index_t panel = std::min(tuning.panel, n);
-  Matrix<R, ExecSpace> gathered(work.data(), n, n);
-  Matrix<R, ExecSpace> s_panel_all(work.data() + static_cast<std::size_t>(n) * n, n, panel);
+  const index_t ldg = aligned_leading_dimension<R>(n);
+  const Matrix<R, ExecSpace> gathered = make_matrix<R, ExecSpace>(work.data(), n, n, ldg);
+  Matrix<R, ExecSpace> s_panel_all(work.data() + static_cast<std::size_t>(ldg) * n, n, panel);
 
   // Sorted eigenvalues of each finished block and the storage column of each.
   std::vector<R> ev(n);
@@ -548,7 +551,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
       std::stable_sort(order.begin(), order.end(), [&](index_t a, index_t c) { return m_h[a] < m_h[c]; });
       const index_t batch = static_cast<index_t>(order.size());
       operands_h.resize(3 * batch);
-      const index_t ldg = leading_dimension(gathered), ldq = leading_dimension(q);
+      const index_t ldq = leading_dimension(q);
       for (index_t t = 0; t < batch; ++t) {
         const index_t lo = lo_h[order[t]];  // device addresses, formed on the host
         operands_h[t] = reinterpret_cast<std::uintptr_t>(gathered.data() + lo + lo * ldg);

@@ -57,6 +57,7 @@
 #include "keig/stages/panel_qr.hpp"
 #include "keig/stages/sytrd.hpp"
 #include "keig/views/matrix.hpp"
+#include "keig/views/workspace.hpp"
 
 namespace keig::stages {
 
@@ -247,12 +248,13 @@ index_t sy2sb_group(index_t group, index_t b) {
 }
 
 // Workspace of sy2sb (elements of T) for g panels per update: [V W] and
-// [W V] (n x 2gb each), S and T (b x b each), the group's corrections
+// [W V] (n x 2gb each, columns 256-byte aligned for the gemms:
+// aligned_leading_dimension), S and T (b x b each), the group's corrections
 // (2 gb x b) and the panel QR's sums (panel_cholqr's, which hold panel_qr's).
 template <class T, class ExecSpace>
 index_t sy2sb_workspace_size(index_t n, index_t b, index_t group = 0) {
   const index_t g = sy2sb_group<ExecSpace>(group, b);
-  return 4 * n * g * b + 2 * b * b + 2 * g * b * b + panel_cholqr_workspace_size();
+  return 4 * aligned_leading_dimension<T>(n) * g * b + 2 * b * b + 2 * g * b * b + panel_cholqr_workspace_size();
 }
 
 // Reduces A (n x n, `uplo` triangle) to band form. tau: n entries at least.
@@ -319,8 +321,10 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   // trailing row.
   T* p = work.data();
   const index_t gb = group * b;
-  const Mat vw_all(p, n, 2 * gb), wv_all(p + 2 * n * gb, n, 2 * gb);
-  p += 4 * n * gb;
+  const index_t ldu = aligned_leading_dimension<T>(n);
+  const Mat vw_all = make_matrix<T, ExecSpace>(p, n, 2 * gb, ldu);
+  const Mat wv_all = make_matrix<T, ExecSpace>(p + 2 * ldu * gb, n, 2 * gb, ldu);
+  p += 4 * ldu * gb;
   const Mat s_all(p, b, b), t_all(p + b * b, b, b), c_all(p + 2 * b * b, 2 * gb, b);
   const Vector<T, ExecSpace> qr_work(p + 2 * b * b + 2 * gb * b, panel_cholqr_workspace_size());
   if (cholqr_panel) panel_cholqr_prepare<T, ExecSpace>(space, qr_work);

@@ -54,7 +54,7 @@ index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const V
   if constexpr (std::is_same_v<T, R>) {
     stages::stedc<R, ExecSpace>(ctx, dh, eh, columns(z, 0, n), work, tuning);
   } else {
-    auto zr = allocate_matrix<R>(space, "keig::stedc::Q", n, n);
+    auto zr = allocate_matrix_aligned<R>(space, "keig::stedc::Q", n, n);
     stages::stedc<R, ExecSpace>(ctx, dh, eh, Matrix<R, ExecSpace>(zr), work, tuning);
     real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), columns(z, 0, n));
   }
@@ -83,7 +83,7 @@ index_t device_bisection_inverse_iteration(const backends::Context<ExecSpace>& c
   if constexpr (std::is_same_v<T, R>) {
     tridiagonal_inverse_iteration<R, ExecSpace>(ctx, d, e, w, m, columns(z, 0, m), work);
   } else {
-    auto zr = allocate_matrix<R>(space, "keig::inverse_iteration::Z", n, m);
+    auto zr = allocate_matrix_aligned<R>(space, "keig::inverse_iteration::Z", n, m);
     tridiagonal_inverse_iteration<R, ExecSpace>(ctx, d, e, w, m, Matrix<R, ExecSpace>(zr), work);
     real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), columns(z, 0, m));
     space.fence();  // zr must outlive the conversion

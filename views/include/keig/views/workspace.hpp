@@ -43,6 +43,32 @@ OwnedMatrix<T, ExecSpace> allocate_matrix(const ExecSpace& space, const std::str
   return detail::allocate<OwnedMatrix<T, ExecSpace>>(space, label, rows, cols);
 }
 
+// Leading dimension for `rows` rows of T with every column starting on a
+// 256-byte boundary (rows itself up to 256 bytes). Vendor BLAS-3 cares: on
+// an H200, cuBLAS's dgemm of inner size 512 runs 12 % slower, dsyr2k 17 %
+// and dtrsm 10 % when the columns sit 16 bytes off a 32-byte sector (ld =
+// 20694 doubles), about 35 % when they sit 8 bytes off (ld odd), and 5 %
+// slower in dsyr2k at 64-byte than at 256-byte alignment (README "Leading
+// dimensions").
+template <class T>
+constexpr index_t aligned_leading_dimension(index_t rows) {
+  constexpr index_t per = sizeof(T) < 256 ? index_t(256 / sizeof(T)) : 1;
+  return rows <= per ? rows : (rows + per - 1) / per * per;
+}
+
+// rows x cols, uninitialized, with aligned_leading_dimension<T>(rows): a
+// view of the first `rows` rows of a taller allocation. Its span is not
+// contiguous when rows is not a multiple of 256 bytes, so copy it to other
+// memory spaces through a contiguous view of its own space.
+template <class T, class ExecSpace>
+OwnedMatrix<T, ExecSpace> allocate_matrix_aligned(const ExecSpace& space, const std::string& label, index_t rows,
+                                                  index_t cols) {
+  const index_t ld = aligned_leading_dimension<T>(rows);
+  auto full = detail::allocate<OwnedMatrix<T, ExecSpace>>(space, label, ld, cols);
+  if (ld == rows) return full;
+  return Kokkos::subview(full, std::make_pair(index_t(0), rows), Kokkos::ALL());
+}
+
 template <class T, class ExecSpace>
 OwnedVector<T, ExecSpace> allocate_vector(const ExecSpace& space, const std::string& label, index_t n) {
   return detail::allocate<OwnedVector<T, ExecSpace>>(space, label, n);
