@@ -186,13 +186,17 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
 inline double sygst_flops(index_t n) { return double(n) * double(n) * double(n); }
 
 // Rows per block of sygst_backtransform's solve (0: one trsm over all rows).
-// GPUs: by blocks of rows the solve is gemms of inner size nb plus n / nb
-// small solves. H200, type 1, n = m = 20694: one cuBLAS trsm 0.2165 s (41
-// TFLOP/s); nb = 512 / 1024 / 2048 / 4096: 0.223 / 0.206 / 0.201 / 0.210 s;
-// m = n / 100: 0.0097 s against 0.013 s for nb <= 1024 and 0.0095 s for
-// 2048 (the same at n = 16384).
+// GPUs: by blocks of rows, left-looking, the solve is n / nb gemms that
+// each form one block row of nb x m from all rows below it (inner size up
+// to n) plus n / nb small solves. H200, type 1, n = m = 20694 (columns
+// 256-byte aligned / packed): nb = 512 / 768 / 1024 / 1536: 0.199 / 0.232 /
+// 0.194 / 0.201 s and 0.191 / 0.202 / 0.184 / 0.187 s; n = 16384: 0.090 /
+// 0.088 / 0.086 / 0.087 s; right-looking with nb = 2048 (rank-2048 updates
+// of all rows above, as before) 0.236 / 0.207 s at 20694 and one cuBLAS trsm
+// 0.216 s. Few columns (m < n / 8) take one trsm: at m = n / 100 it beat
+// blocked right-looking solves (0.0097 s against 0.013 s for nb <= 1024).
 template <class ExecSpace>
-inline constexpr index_t sygst_backtransform_block_default = backends::is_cuda_space_v<ExecSpace> ? 2048 : 0;
+inline constexpr index_t sygst_backtransform_block_default = backends::is_cuda_space_v<ExecSpace> ? 1024 : 0;
 
 // Back-transformation of the eigenvectors of C (z: n x m, in place):
 // types 1, 2: Z := L^{-H} Z; type 3: Z := L Z. Only L's lower triangle is read.
@@ -214,24 +218,25 @@ void sygst_backtransform(const backends::Context<ExecSpace>& ctx, GeneralizedTyp
                                    std::to_string(z.extent(0)));
   if (nb < 0)
     throw InvalidArgument("nb", "sygst_backtransform: block size must be >= 1 (0: default), got " + std::to_string(nb));
-  if (nb == 0) nb = sygst_backtransform_block_default<ExecSpace>;
   const index_t m = z.extent(1);
+  if (nb == 0) nb = 8 * m < n ? 0 : sygst_backtransform_block_default<ExecSpace>;
   if (n == 0 || m == 0) return;
   if (type == GeneralizedType::BAxLx) {
     backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, z);
   } else if (nb == 0 || nb >= n) {
     backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, z);
   } else {
-    // L^H X = Z by block rows, the last first: X_i = L_ii^{-H} Z_i, then the
-    // rows above drop X_i's share, Z(0:i) -= L(i:i2, 0:i)^H X_i (LAPACK's
-    // blocked trsm, right-looking; only L's strictly lower part and its
-    // diagonal blocks are read).
+    // L^H X = Z by block rows, the last first, left-looking: block row i
+    // first drops the share of the rows below it, already solved,
+    //   Z_i -= L(i2:n, i:i2)^H X(i2:n),
+    // then X_i = L_ii^{-H} Z_i. Only L's strictly lower part and its
+    // diagonal blocks are read.
     for (index_t i2 = n; i2 > 0; i2 -= nb) {
       const index_t i = i2 > nb ? i2 - nb : 0;
       const Matrix<T, ExecSpace> Zi = block(z, i, i2, 0, m);
+      if (i2 < n)
+        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(-1), block(l, i2, n, i, i2), block(z, i2, n, 0, m), T(1), Zi);
       backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), block(l, i, i2, i, i2), Zi);
-      if (i > 0)
-        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(-1), block(l, i, i2, 0, i), Zi, T(1), block(z, 0, i, 0, m));
     }
   }
 }
