@@ -8,6 +8,8 @@
 //              [--space device|host] [--repeat R] [--jobs values,vectors,subset] [--csv FILE]
 //              [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]
 //              [--solver auto|dc|mrrr|bisection] [--runs R]   (eigh, generalized: the fastest of R solves, keig and peer alike)
+//              [--ld packed|aligned]         (eigh, generalized: A, B and Z with leading dimension n, or with
+//                                             columns on 256-byte boundaries; keig and the peer get the same arrays)
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
 //              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,...,7]
 //              [--batches 1,8] [--cols M]
@@ -55,6 +57,9 @@ struct Args {
   std::vector<index_t> symv_segments;  // extra symv rows with a fixed segment length (tuning sweep)
   int repeat = 20;
   int runs = 1;  // eigh, generalized suites: solves per side and case; the fastest counts (first-use costs at a size drop out)
+  // eigh, generalized suites: A, B and Z with leading dimension n ("packed",
+  // as a caller's n x n Views) or keig::aligned_leading_dimension ("aligned").
+  bool aligned_ld = false;
   // bt_sb2st suite: sigma values (empty: 16,32,64,128 on CUDA, 32 on hosts),
   // column chunks (0 stands for n), T factors and apply forms of the full runs.
   std::vector<index_t> sweeps, chunks = {2048, 0};
@@ -80,7 +85,7 @@ std::vector<std::string> split(const std::string& s) {
                "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|bt_sb2st|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
                "                  [--space device|host] [--repeat R] [--jobs values,vectors,subset] [--csv FILE]\n"
                "                  [--methods one-stage,two-stage] [--band B] [--panel NB] [--peer vendor|none] [--verify]\n"
-               "                  [--solver auto|dc|mrrr|bisection] [--runs R]\n"
+               "                  [--solver auto|dc|mrrr|bisection] [--runs R] [--ld packed|aligned]\n"
                "                  [--symv-segments S1,S2,...]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,7]\n"
                "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n"
@@ -94,6 +99,14 @@ struct Row {
   std::string what, peer, detail;
   double keig_s, peer_s;
 };
+
+// A problem matrix of the eigh and generalized suites (--ld).
+template <class T, class Space>
+keig::OwnedMatrix<T, Space> problem_matrix(const Args& args, const Space& space, const std::string& label, index_t rows,
+                                           index_t cols) {
+  return args.aligned_ld ? keig::allocate_matrix_aligned<T>(space, label, rows, cols)
+                         : keig::allocate_matrix<T>(space, label, rows, cols);
+}
 
 // Deterministic pseudo-random Hermitian matrix with variance-1 entries, made on
 // the execution space (host generation would dominate at n = 32768).
@@ -356,14 +369,14 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
     }
   }
   for (index_t n : args.sizes) {
-    auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
+    auto a = problem_matrix<T>(args, space, "keig::bench::A", n, n);
     auto w_keig = keig::allocate_vector<R>(space, "keig::bench::w", n);
     auto w_peer = keig::allocate_vector<R>(space, "keig::bench::w_peer", with_peer ? n : 0);
     for (const std::string& job : args.jobs) {
       // "subset": the 1 % smallest pairs (an index range, ?syevdx's job).
       const bool subset = job == "subset", vectors = job == "vectors" || subset;
       const index_t m = subset ? std::max<index_t>(1, n / 100) : n;
-      auto z = keig::allocate_matrix<T>(space, "keig::bench::Z", vectors ? n : 0, vectors ? m : 0);
+      auto z = problem_matrix<T>(args, space, "keig::bench::Z", vectors ? n : 0, vectors ? m : 0);
       auto run = [&](keig::Method method, auto& w) {
         fill_random_hermitian<T>(space, keig::Matrix<T, Space>(a), 11);
         space.fence();
@@ -427,8 +440,8 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
                         pass ? "PASSED" : "FAILED");
           detail << buf;
         }
-        rows.push_back({n, std::string("eigh ") + job + " (" + method + ")", peer_name, detail.str(), mine.seconds,
-                        peer_s});
+        rows.push_back({n, std::string("eigh ") + job + " (" + method + (args.aligned_ld ? ", aligned ld" : "") + ")",
+                        peer_name, detail.str(), mine.seconds, peer_s});
         if (lapack_2stage_s > 0)
           rows.push_back({n, rows.back().what, "LAPACK ?syevd_2stage", rows.back().detail, mine.seconds,
                           lapack_2stage_s});
@@ -843,9 +856,9 @@ bool bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
   using R = keig::real_t<T>;
   bool ok = true;
   for (index_t n : args.sizes) {
-    auto a0 = keig::allocate_matrix<T>(space, "keig::bench::A0", n, n);
-    auto b = keig::allocate_matrix<T>(space, "keig::bench::B", n, n);
-    auto a = keig::allocate_matrix<T>(space, "keig::bench::A", n, n);
+    auto a0 = problem_matrix<T>(args, space, "keig::bench::A0", n, n);
+    auto b = problem_matrix<T>(args, space, "keig::bench::B", n, n);
+    auto a = problem_matrix<T>(args, space, "keig::bench::A", n, n);
     if constexpr (keig::backends::is_cuda_space_v<Space>) {
       icnma_pair_on_device<T>(space, n, 5, keig::Matrix<T, Space>(a0), keig::Matrix<T, Space>(b));
     } else {
@@ -855,7 +868,7 @@ bool bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
     }
     auto w_keig = keig::allocate_vector<R>(space, "keig::bench::w", n);
     auto w_peer = keig::allocate_vector<R>(space, "keig::bench::w_peer", n);
-    auto z = keig::allocate_matrix<T>(space, "keig::bench::Z", n, n);
+    auto z = problem_matrix<T>(args, space, "keig::bench::Z", n, n);
     for (const std::string job : {"values", "all", "1%"}) {
       const bool vectors = job != "values";
       const index_t m = job == "1%" ? std::max<index_t>(1, n / 100) : n;
@@ -911,7 +924,8 @@ bool bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
                         pass ? "PASSED" : "FAILED");
           detail << buf;
         }
-        rows.push_back({n, "icnma " + (vectors ? job + " vectors" : std::string("values")) + " (" + method + ")",
+        rows.push_back({n, "icnma " + (vectors ? job + " vectors" : std::string("values")) + " (" + method +
+                               (args.aligned_ld ? ", aligned ld" : "") + ")",
                         peer_name, detail.str(), mine.seconds, peer_s});
         std::printf("%s\n", (std::to_string(n) + " " + rows.back().what + " " + std::to_string(mine.seconds) + " s " +
                              rows.back().detail).c_str());
@@ -1214,6 +1228,11 @@ int main(int argc, char** argv) {
     else if (k == "--panel") {
       args.panel = std::stoi(value());
       if (args.panel < 0) usage("--panel takes a panel width >= 0");
+    }
+    else if (k == "--ld") {
+      const std::string v = value();
+      if (v != "packed" && v != "aligned") usage("--ld takes packed or aligned");
+      args.aligned_ld = v == "aligned";
     }
     else if (k == "--peer") {
       args.peer = value();
