@@ -45,11 +45,10 @@ OwnedMatrix<T, ExecSpace> allocate_matrix(const ExecSpace& space, const std::str
 
 // Leading dimension for `rows` rows of T with every column starting on a
 // 256-byte boundary (rows itself up to 256 bytes). Vendor BLAS-3 cares: on
-// an H200, cuBLAS's dgemm of inner size 512 runs 12 % slower, dsyr2k 17 %
-// and dtrsm 10 % when the columns sit 16 bytes off a 32-byte sector (ld =
-// 20694 doubles), about 35 % when they sit 8 bytes off (ld odd), and 5 %
-// slower in dsyr2k at 64-byte than at 256-byte alignment (README "Leading
-// dimensions").
+// an H200, cuBLAS's dgemm of inner size 512 runs 11 % slower and dsyr2k 17 %
+// when the columns sit 16 bytes off a 32-byte sector (ld = 20694 doubles),
+// 34 % and 41 % when they sit 8 bytes off (ld odd), and dsyr2k 5 % slower at
+// 64-byte than at 256-byte alignment (README "Leading dimensions").
 template <class T>
 constexpr index_t aligned_leading_dimension(index_t rows) {
   constexpr index_t per = sizeof(T) < 256 ? index_t(256 / sizeof(T)) : 1;
