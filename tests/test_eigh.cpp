@@ -318,6 +318,10 @@ TEST(AlignedLeadingDimension, RoundsColumnsTo256Bytes) {
   EXPECT_EQ(aligned_leading_dimension<float>(65), 128);
   EXPECT_EQ(aligned_leading_dimension<Kokkos::complex<double>>(17), 32);
   EXPECT_EQ(aligned_leading_dimension<Kokkos::complex<float>>(20694), 20704);
+  const auto padded = allocate_matrix<double>(Space(), "padded", 10, 3, 13);
+  EXPECT_EQ(padded.extent(0), std::size_t(10));
+  EXPECT_EQ(padded.stride(1), std::size_t(13));
+  EXPECT_THROW(allocate_matrix<double>(Space(), "short", 10, 3, 9), InvalidArgument);
 }
 
 // The smallest pairs of the IC-NMA-like pair (seed 002 §6.1: a tight

@@ -167,8 +167,8 @@ index_t solve_vendor(const backends::Context<ExecSpace>& ctx, StageRecorder<Exec
     // The vendor overwrites B with its Cholesky factor: work on a copy so B
     // is preserved, with B's leading dimension (the vendor's BLAS-3 speed
     // depends on it: aligned_leading_dimension).
-    auto b_owned = allocate_matrix<T>(space, "keig::vendor::B", leading_dimension(b), n);
-    const Matrix<T, ExecSpace> b_work = block(Matrix<T, ExecSpace>(b_owned), 0, n, 0, n);
+    auto b_owned = allocate_matrix<T>(space, "keig::vendor::B", n, n, leading_dimension(b));
+    const Matrix<T, ExecSpace> b_work = b_owned;
     stage("keig::copy_input", 0.0, [&] { copy_matrix(space, b, b_work); });
     call = stage("keig::vendor::eigh_generalized", flops, [&] {
       return backends::vendor_eigh_generalized(ctx, options.generalized_type, job, options.uplo, options.range,

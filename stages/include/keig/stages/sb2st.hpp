@@ -591,8 +591,8 @@ struct BulgeChaseTiled {
       }
 
     // Hand the reflector to step k+1 (its reads of the slot were before the
-    // first barrier) and to the back-transformation: thread tid < 64 holds v
-    // at row tid as vl[tid / 32] (the same register over a warp).
+    // first barrier) and to the back-transformation: thread tid holds v at
+    // row tid as vl[tid / 32] (the same register over a warp).
     T v_mine = vl[0];
     for (int u = 1; u < per_lane; ++u)
       if (my_warp == u) v_mine = vl[u];

@@ -55,17 +55,26 @@ constexpr index_t aligned_leading_dimension(index_t rows) {
   return rows <= per ? rows : (rows + per - 1) / per * per;
 }
 
-// rows x cols, uninitialized, with aligned_leading_dimension<T>(rows): a
-// view of the first `rows` rows of a taller allocation. Its span is not
-// contiguous when rows is not a multiple of 256 bytes, so copy it to other
-// memory spaces through a contiguous view of its own space.
+// rows x cols, uninitialized, with leading dimension ld >= rows: a view of
+// the first `rows` rows of a taller allocation. Its span is not contiguous
+// when ld > rows, so copy it to other memory spaces through a contiguous
+// view of its own space.
 template <class T, class ExecSpace>
-OwnedMatrix<T, ExecSpace> allocate_matrix_aligned(const ExecSpace& space, const std::string& label, index_t rows,
-                                                  index_t cols) {
-  const index_t ld = aligned_leading_dimension<T>(rows);
+OwnedMatrix<T, ExecSpace> allocate_matrix(const ExecSpace& space, const std::string& label, index_t rows, index_t cols,
+                                          index_t ld) {
+  if (ld < rows)
+    throw InvalidArgument("ld", "allocate_matrix: the leading dimension must be >= rows = " + std::to_string(rows) +
+                                    ", got " + std::to_string(ld));
   auto full = detail::allocate<OwnedMatrix<T, ExecSpace>>(space, label, ld, cols);
   if (ld == rows) return full;
   return Kokkos::subview(full, std::make_pair(index_t(0), rows), Kokkos::ALL());
+}
+
+// rows x cols, uninitialized, with aligned_leading_dimension<T>(rows).
+template <class T, class ExecSpace>
+OwnedMatrix<T, ExecSpace> allocate_matrix_aligned(const ExecSpace& space, const std::string& label, index_t rows,
+                                                  index_t cols) {
+  return allocate_matrix<T>(space, label, rows, cols, aligned_leading_dimension<T>(rows));
 }
 
 template <class T, class ExecSpace>
