@@ -61,11 +61,20 @@ StedcTuning stedc_default_tuning() {
 
 // R entries of the caller's workspace for n: an n x n matrix for the gathered
 // columns (256-byte aligned columns for the merge gemms:
-// aligned_leading_dimension) and an n x panel block of S.
+// aligned_leading_dimension), an n x panel block of S, and the O(n) buffers of
+// the merges (stedc_buffer_entries), so that stedc allocates no device memory.
+template <class R>
+std::size_t stedc_buffer_entries(index_t n) {
+  // 10 vectors of R and 16 of 8-byte integers (indices, gemm operands), each
+  // of at most n entries, plus room to align the integers.
+  const std::size_t m = static_cast<std::size_t>(std::max<index_t>(n, 1));
+  return 10 * m + (16 * m * 8 + 8 + sizeof(R) - 1) / sizeof(R);
+}
 template <class R>
 std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
   return static_cast<std::size_t>(aligned_leading_dimension<R>(n)) * static_cast<std::size_t>(n) +
-         static_cast<std::size_t>(n) * static_cast<std::size_t>(std::min(tuning.panel, std::max<index_t>(n, 1)));
+         static_cast<std::size_t>(n) * static_cast<std::size_t>(std::min(tuning.panel, std::max<index_t>(n, 1))) +
+         stedc_buffer_entries<R>(n);
 }
 
 namespace detail {
@@ -248,6 +257,25 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   const index_t ldg = aligned_leading_dimension<R>(n);
   const Matrix<R, ExecSpace> gathered = make_matrix<R, ExecSpace>(work.data(), n, n, ldg);
   Matrix<R, ExecSpace> s_panel_all(work.data() + static_cast<std::size_t>(ldg) * n, n, panel);
+  // The merges' O(n) buffers, carved from the rest of work: allocating them
+  // (cudaMalloc and cudaFree per call, and a cudaFree waits for the whole
+  // device) took 1-23 ms of a call on an H100 at n = 16384-20694.
+  R* r_next = work.data() + static_cast<std::size_t>(ldg) * n + static_cast<std::size_t>(n) * panel;
+  const auto take_r = [&r_next](index_t count) {
+    const Vector<R, ExecSpace> v(r_next, count);
+    r_next += count;
+    return v;
+  };
+  // The 8-byte integers after the 10 n entries of R (stedc_buffer_entries).
+  std::uintptr_t i_next = (reinterpret_cast<std::uintptr_t>(r_next + 10 * std::max<index_t>(n, 1)) + 7) / 8 * 8;
+  const auto take_8 = [&i_next](auto* type, index_t count) {
+    using V = std::remove_pointer_t<decltype(type)>;
+    static_assert(sizeof(V) == 8, "stedc_buffer_entries counts 8-byte integers");
+    const Vector<V, ExecSpace> v(reinterpret_cast<V*>(i_next), count);
+    i_next += static_cast<std::uintptr_t>(count) * 8;
+    return v;
+  };
+  const auto take_i = [&take_8](index_t count) { return take_8(static_cast<index_t*>(nullptr), count); };
 
   // Sorted eigenvalues of each finished block and the storage column of each.
   std::vector<R> ev(n);
@@ -312,8 +340,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
         leaf_lo_h[j] = b.lo;
         leaf_m_h[j] = b.m;
       }
-    auto leaf_lo = allocate_vector<index_t>(space, "keig::stedc::leaf_lo", n);
-    auto leaf_m = allocate_vector<index_t>(space, "keig::stedc::leaf_m", n);
+    const auto leaf_lo = take_i(n), leaf_m = take_i(n);
     to_device(leaf_lo, leaf_lo_h);
     to_device(leaf_m, leaf_m_h);
     auto packed = Matrix<R, ExecSpace>(work.data(), width, n);
@@ -338,35 +365,21 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   // (more deflation): 0.119 -> 0.067 s at 16384; the same results bit for bit.
   // Device buffers (O(n), positions in storage order: a merge's entries at
   // lo .. lo + m - 1) and their host mirrors.
-  auto z_rows = allocate_vector<R>(space, "keig::stedc::z_rows", n);
-  auto dlambda = allocate_vector<R>(space, "keig::stedc::dlambda", n);
-  auto zw = allocate_vector<R>(space, "keig::stedc::z", n);
-  auto tau = allocate_vector<R>(space, "keig::stedc::tau", n);
-  auto roots = allocate_vector<R>(space, "keig::stedc::roots", n);
-  auto west = allocate_vector<R>(space, "keig::stedc::w", n);
-  auto norm = allocate_vector<R>(space, "keig::stedc::norm", n);
-  auto rot_c = allocate_vector<R>(space, "keig::stedc::rot_c", n);
-  auto rot_s = allocate_vector<R>(space, "keig::stedc::rot_s", n);
-  auto origin = allocate_vector<index_t>(space, "keig::stedc::origin", n);
-  auto row_pole = allocate_vector<index_t>(space, "keig::stedc::row_pole", n);
-  auto gather = allocate_vector<index_t>(space, "keig::stedc::gather", n);
-  auto rot_p = allocate_vector<index_t>(space, "keig::stedc::rot_p", n);
-  auto rot_q = allocate_vector<index_t>(space, "keig::stedc::rot_q", n);
+  const auto z_rows = take_r(n), dlambda = take_r(n), zw = take_r(n), tau = take_r(n), roots = take_r(n),
+             west = take_r(n), norm = take_r(n), rot_c = take_r(n), rot_s = take_r(n);
+  const auto origin = take_i(n), row_pole = take_i(n), gather = take_i(n), rot_p = take_i(n), rot_q = take_i(n);
   // Position -> merge of the height (-1: in no merge of it), and per merge:
   // first position, size, non-deflated poles, its rotations [rot_first,
   // rot_end) and rho.
-  auto merge_of = allocate_vector<index_t>(space, "keig::stedc::merge_of", n);
+  const auto merge_of = take_i(n);
   const index_t most_merges = std::max<index_t>(1, static_cast<index_t>(heights.empty() ? 0 : heights[0].size()));
-  auto merge_lo = allocate_vector<index_t>(space, "keig::stedc::merge_lo", most_merges);
-  auto merge_m = allocate_vector<index_t>(space, "keig::stedc::merge_m", most_merges);
-  auto merge_k = allocate_vector<index_t>(space, "keig::stedc::merge_k", most_merges);
-  auto rot_first = allocate_vector<index_t>(space, "keig::stedc::rot_first", most_merges);
-  auto rot_end = allocate_vector<index_t>(space, "keig::stedc::rot_end", most_merges);
-  auto merge_rho = allocate_vector<R>(space, "keig::stedc::rho", most_merges);
+  const auto merge_lo = take_i(most_merges), merge_m = take_i(most_merges), merge_k = take_i(most_merges),
+             rot_first = take_i(most_merges), rot_end = take_i(most_merges);
+  const auto merge_rho = take_r(most_merges);
   auto z_rows_h = Kokkos::create_mirror_view(z_rows);
   auto roots_h = Kokkos::create_mirror_view(roots);
   // The batched gemms' operands (A, B and C of each merge, as addresses).
-  auto operands = allocate_vector<std::uintptr_t>(space, "keig::stedc::operands", 3 * most_merges);
+  const auto operands = take_8(static_cast<std::uintptr_t*>(nullptr), 3 * most_merges);
 
   for (const auto& level : heights) {
     const index_t count = static_cast<index_t>(level.size());
@@ -399,7 +412,11 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     std::vector<R> rho_h(count), dlambda_h(n, R(0)), zw_h(n, R(0));
     std::vector<index_t> gather_h(n, 0), row_pole_h(n, 0), rot_p_h, rot_q_h;
     std::vector<R> rot_c_h, rot_s_h;
-    for (index_t b = 0; b < count; ++b) {
+    // The merges' plans are independent and fill disjoint positions, so they
+    // run on the host's threads (the lower heights hold many merges; H100,
+    // n = 16384: 11-12 ms one merge at a time, 2-4 ms so); their rotations
+    // are then listed merge after merge.
+    Kokkos::parallel_for("keig::stedc::plans", Kokkos::RangePolicy<Host>(0, count), [&](const index_t b) {
       const index_t lo = lo_h[b], m = m_h[b], n1 = m / 2;
       std::vector<R> dd(m), zz(m);
       std::vector<index_t> cc(m);
@@ -418,6 +435,9 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
         row_pole_h[lo + i] = plan.row_of_pole[i];
       }
       for (index_t c = 0; c < m; ++c) gather_h[lo + c] = plan.gather[c];
+    });
+    for (index_t b = 0; b < count; ++b) {
+      const auto& plan = plans[b];
       rot_first_h[b] = static_cast<index_t>(rot_p_h.size());
       if (plan.k > 0) {  // with k = 0 the columns stay where they are
         rot_p_h.insert(rot_p_h.end(), plan.rot_p.begin(), plan.rot_p.end());
