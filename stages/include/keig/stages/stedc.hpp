@@ -66,9 +66,10 @@ StedcTuning stedc_default_tuning() {
 template <class R>
 std::size_t stedc_buffer_entries(index_t n) {
   // 10 vectors of R and 16 of 8-byte integers (indices, gemm operands), each
-  // of at most n entries, plus room to align the integers.
+  // of at most n entries, plus up to 7 bytes of alignment before each of the
+  // 26 (detail::WorkspaceCarver).
   const std::size_t m = static_cast<std::size_t>(std::max<index_t>(n, 1));
-  return 10 * m + (16 * m * 8 + 8 + sizeof(R) - 1) / sizeof(R);
+  return (10 * m * sizeof(R) + 16 * m * 8 + 26 * 8 + sizeof(R) - 1) / sizeof(R);
 }
 template <class R>
 std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
@@ -78,6 +79,26 @@ std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
 }
 
 namespace detail {
+
+// Hands out consecutive pieces of a workspace as vectors, each aligned for
+// its type; running past the end is a sizing error in keig, not the caller's.
+template <class ExecSpace>
+class WorkspaceCarver {
+ public:
+  WorkspaceCarver(void* begin, std::size_t bytes)
+      : next_(reinterpret_cast<std::uintptr_t>(begin)), end_(next_ + bytes) {}
+  template <class V>
+  Vector<V, ExecSpace> take(index_t count) {
+    const std::uintptr_t first = (next_ + alignof(V) - 1) / alignof(V) * alignof(V);
+    const std::uintptr_t after = first + static_cast<std::uintptr_t>(count) * sizeof(V);
+    if (after > end_) throw Error("keig: internal error: a workspace carving runs past its size");
+    next_ = after;
+    return Vector<V, ExecSpace>(reinterpret_cast<V*>(first), count);
+  }
+
+ private:
+  std::uintptr_t next_, end_;
+};
 
 // Per-merge host plan: what the device must do to a block's columns.
 template <class R>
@@ -260,22 +281,12 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   // The merges' O(n) buffers, carved from the rest of work: allocating them
   // (cudaMalloc and cudaFree per call, and a cudaFree waits for the whole
   // device) took 1-23 ms of a call on an H100 at n = 16384-20694.
-  R* r_next = work.data() + static_cast<std::size_t>(ldg) * n + static_cast<std::size_t>(n) * panel;
-  const auto take_r = [&r_next](index_t count) {
-    const Vector<R, ExecSpace> v(r_next, count);
-    r_next += count;
-    return v;
-  };
-  // The 8-byte integers after the 10 n entries of R (stedc_buffer_entries).
-  std::uintptr_t i_next = (reinterpret_cast<std::uintptr_t>(r_next + 10 * std::max<index_t>(n, 1)) + 7) / 8 * 8;
-  const auto take_8 = [&i_next](auto* type, index_t count) {
-    using V = std::remove_pointer_t<decltype(type)>;
-    static_assert(sizeof(V) == 8, "stedc_buffer_entries counts 8-byte integers");
-    const Vector<V, ExecSpace> v(reinterpret_cast<V*>(i_next), count);
-    i_next += static_cast<std::uintptr_t>(count) * 8;
-    return v;
-  };
-  const auto take_i = [&take_8](index_t count) { return take_8(static_cast<index_t*>(nullptr), count); };
+  detail::WorkspaceCarver<ExecSpace> carver(
+      work.data() + static_cast<std::size_t>(ldg) * n + static_cast<std::size_t>(n) * panel,
+      stedc_buffer_entries<R>(n) * sizeof(R));
+  static_assert(sizeof(index_t) == 8 && sizeof(std::uintptr_t) == 8, "stedc_buffer_entries counts 8-byte integers");
+  const auto take_r = [&carver](index_t count) { return carver.template take<R>(count); };
+  const auto take_i = [&carver](index_t count) { return carver.template take<index_t>(count); };
 
   // Sorted eigenvalues of each finished block and the storage column of each.
   std::vector<R> ev(n);
@@ -379,7 +390,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   auto z_rows_h = Kokkos::create_mirror_view(z_rows);
   auto roots_h = Kokkos::create_mirror_view(roots);
   // The batched gemms' operands (A, B and C of each merge, as addresses).
-  const auto operands = take_8(static_cast<std::uintptr_t*>(nullptr), 3 * most_merges);
+  const auto operands = carver.template take<std::uintptr_t>(3 * most_merges);
 
   for (const auto& level : heights) {
     const index_t count = static_cast<index_t>(level.size());
