@@ -14,7 +14,9 @@
 //     scratch, copied asynchronously a stage ahead (cp.async), so the loads
 //     in flight cost no registers and a diagonal block's unstored triangle
 //     is never read (device_segment).
-//  2. a reduction through global memory sums the partials: y = beta y + alpha sum.
+//  2. a reduction through global memory sums the partials: y = beta y + alpha sum
+//     (backends::sum_row_partials, launched as a dependent of the first
+//     launch so that its start overlaps the first one's tail).
 // Partials live in a caller-provided n x (nblk + 1) workspace
 // (symv_workspace_size) with one slot per (row, block or segment)
 // contribution, so no atomics are needed and the result is deterministic.
@@ -35,6 +37,7 @@
 
 #include "keig/backends/async_copy.hpp"
 #include "keig/backends/context.hpp"
+#include "keig/backends/dependent_launch.hpp"
 #include "keig/backends/warp.hpp"
 #include "keig/errors.hpp"
 #include "keig/options.hpp"
@@ -436,6 +439,7 @@ struct SymvKernels {
   struct BlocksTag {};
   KOKKOS_INLINE_FUNCTION void operator()(BlocksTag, const Team& team) const {
     if constexpr (device) {
+      backends::allow_dependent_launch();  // symv's sums (sum_row_partials) may start
       const index_t t = backward ? team.league_size() - 1 - team.league_rank() : team.league_rank();
       device_segment(team, t / nseg, t % nseg);
     }
@@ -540,38 +544,25 @@ struct SymvKernels {
     }
   }
 
-  // ---- the last launch: sum the partials (in SymvPartials' order) ---------
+  // ---- hosts: the team's sum into y (devices: SymvRowSums) ----------------
   KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const {
     y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
   }
-  // Devices: the same sums with each row's partials split over 8 slices of a
-  // team of 32 rows (a row of the last block row has nblk partials, and
-  // one thread per row summed 256 of them in sequence at n = 16384, 24 us).
-  static constexpr int reduce_slices = 8, reduce_rows = 32;
-  struct ReduceSlicedTag {};
-  KOKKOS_INLINE_FUNCTION void operator()(ReduceSlicedTag, const Team& team) const {
-    T* const part = static_cast<T*>(team.team_shmem().get_shmem(reduce_slices * reduce_rows * sizeof(T)));
-    const int slice = team.team_rank();
-    const index_t base = team.league_rank() * reduce_rows;
-    const SymvPartials<T, ExecSpace> p = partials();
-    Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, reduce_rows), [&](const int l) {
-      const index_t r = base + l;
-      T sum = T(0);
-      if (r < n) {
-        const index_t count = p.count(r);
-        for (index_t idx = slice; idx < count; idx += reduce_slices) sum += p.partial(r, idx);
-      }
-      part[slice * reduce_rows + l] = sum;
-    });
-    team.team_barrier();
-    if (slice == 0)
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, reduce_rows), [&](const int l) {
-        const index_t r = base + l;
-        if (r >= n) return;
-        T sum = T(0);
-        for (int q = 0; q < reduce_slices; ++q) sum += part[q * reduce_rows + l];
-        store(r, sum);
-      });
+};
+
+// Devices, symv's last launch: y(r) = beta y(r) + alpha (row r's partials
+// summed in SymvPartials' order by backends::sum_row_partials).
+template <class T, class ExecSpace>
+struct SymvRowSums {
+  using value_type = T;
+  SymvPartials<T, ExecSpace> p;
+  T* y;  // contiguous (Vector is LayoutLeft)
+  T alpha, beta;
+  KOKKOS_INLINE_FUNCTION index_t count(index_t r) const { return p.count(r); }
+  KOKKOS_INLINE_FUNCTION T partial(index_t r, index_t idx) const { return p.partial(r, idx); }
+  KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const {
+    T& out = y[r];
+    out = beta == T(0) ? alpha * sum : beta * out + alpha * sum;
   }
 };
 
@@ -680,12 +671,9 @@ void symv(const ExecSpace& space, Uplo uplo, nondeduced_t<T> alpha, const Matrix
   k.host_sum = true;
   detail::symv_launch<T, ExecSpace>(space, k);
   if constexpr (K::device) {
-    using Reduce = Kokkos::TeamPolicy<ExecSpace, typename K::ReduceSlicedTag>;
-    const size_t bytes = K::reduce_slices * K::reduce_rows * sizeof(T);
-    Kokkos::parallel_for("keig::symv::reduce",
-                         Reduce(space, (n + K::reduce_rows - 1) / K::reduce_rows, K::reduce_slices, K::reduce_rows)
-                             .set_scratch_size(0, Kokkos::PerTeam(bytes)),
-                         k);
+#if defined(KOKKOS_ENABLE_CUDA)
+    backends::sum_row_partials(space, n, detail::SymvRowSums<T, ExecSpace>{k.partials(), y.data(), alpha, beta});
+#endif
   }
 }
 
