@@ -35,7 +35,10 @@ inline constexpr int row_sum_slices = 8, row_sum_rows = 32;
 
 // Block b: rows [32 b, 32 b + 32), each row's partials split over 8 slices
 // (slice s sums partials s, s + 8, ..), then slice 0 adds the 8 slice sums
-// in order: a fixed order, so the results repeat bit for bit.
+// in order: a fixed order, so the results repeat bit for bit. (One thread
+// per row took 24 us at n = 16384 for symv's last block row, 256 partials
+// in sequence; 4, 16 or 32 slices, or four loads in flight a thread, measured
+// the same as 8.)
 template <class Rows>
 __global__ void __launch_bounds__(row_sum_slices* row_sum_rows)
     sum_row_partials_kernel(const Rows rows, const std::int64_t n) {
