@@ -9,8 +9,8 @@
 // sum_row_partials is such a kernel: the last launch of symv, which sums
 // each row's partial products (H100, n = 8192, 20 products queued: 106.0 ->
 // 104.4 us a product with this launch, about 1.5 % of the copy bandwidth).
-// Where the device or the kernel's binary predates compute capability 9.0
-// the same kernel is launched the ordinary way.
+// Where the device or the architecture the kernel was compiled for predates
+// compute capability 9.0 the same kernel is launched the ordinary way.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -75,10 +75,13 @@ void sum_row_partials(const Kokkos::Cuda& space, std::int64_t n, const Rows& row
   if (n <= 0) return;
   using Kernel = void (*)(const Rows, const std::int64_t);
   const Kernel kernel = detail::sum_row_partials_kernel<Rows>;
-  // The binary's architecture is fixed for the process: asked once.
-  static const int binary_version = [kernel] {
+  // The virtual architecture the kernel was compiled for (its code has the
+  // in-kernel wait only from compute capability 9.0 on: a binary built for
+  // 8.x and compiled just in time for a 9.0 device must not launch early).
+  // Fixed for the process: asked once.
+  static const int ptx_version = [kernel] {
     cudaFuncAttributes attributes{};
-    return cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess ? attributes.binaryVersion : 0;
+    return cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess ? attributes.ptxVersion : 0;
   }();
   cudaLaunchAttribute dependent[1];
   dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -88,7 +91,7 @@ void sum_row_partials(const Kokkos::Cuda& space, std::int64_t n, const Rows& row
   config.blockDim = dim3(detail::row_sum_slices * detail::row_sum_rows);
   config.stream = space.cuda_stream();
   config.attrs = dependent;
-  config.numAttrs = binary_version >= 90 && space.cuda_device_prop().major >= 9 ? 1 : 0;
+  config.numAttrs = ptx_version >= 90 && space.cuda_device_prop().major >= 9 ? 1 : 0;
   const cudaError_t status = cudaLaunchKernelEx(&config, kernel, rows, n);
   if (status != cudaSuccess)
     throw BackendError("cudaLaunchKernelEx (sum_row_partials)", status, cudaGetErrorString(status));
