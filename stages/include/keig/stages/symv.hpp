@@ -148,6 +148,12 @@ struct SymvPartials {
 
 namespace detail {
 
+// out = beta out + alpha sum; beta = 0 never reads out (y may hold NaN then).
+template <class T>
+KOKKOS_INLINE_FUNCTION void symv_store(T& out, const T& sum, const T& alpha, const T& beta) {
+  out = beta == T(0) ? alpha * sum : beta * out + alpha * sum;
+}
+
 template <class T, class ExecSpace>
 struct SymvKernels {
   using Tune = SymvTuning<T, ExecSpace>;
@@ -545,9 +551,7 @@ struct SymvKernels {
   }
 
   // ---- hosts: the team's sum into y (devices: SymvRowSums) ----------------
-  KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const {
-    y(r) = beta == T(0) ? alpha * sum : beta * y(r) + alpha * sum;
-  }
+  KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const { symv_store(y(r), sum, alpha, beta); }
 };
 
 // Devices, symv's last launch: y(r) = beta y(r) + alpha (row r's partials
@@ -560,10 +564,7 @@ struct SymvRowSums {
   T alpha, beta;
   KOKKOS_INLINE_FUNCTION index_t count(index_t r) const { return p.count(r); }
   KOKKOS_INLINE_FUNCTION T partial(index_t r, index_t idx) const { return p.partial(r, idx); }
-  KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const {
-    T& out = y[r];
-    out = beta == T(0) ? alpha * sum : beta * out + alpha * sum;
-  }
+  KOKKOS_INLINE_FUNCTION void store(index_t r, const T& sum) const { symv_store(y[r], sum, alpha, beta); }
 };
 
 // symv's kernels set up for A, x and work (arguments checked; y, alpha and
