@@ -335,7 +335,7 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
 }
 
 // Method::Auto: the fastest method measured for this backend and problem
-// (keig-bench, README "Status"); a pre-factored B needs keig's own pipeline.
+// (keig-bench, docs/measurements.md); a pre-factored B needs keig's own pipeline.
 inline constexpr index_t host_two_stage_values_from = 1500;
 inline constexpr index_t host_one_stage_vectors_from = 1000;
 inline constexpr index_t host_two_stage_subsets_from = 2000;

@@ -63,7 +63,7 @@ namespace keig::stages {
 
 // Half-bandwidth b: large enough that the panel products run at gemm speed,
 // small enough that bulge chasing (O(n^2 b)) stays cheap. Tuned per backend
-// with keig-bench (README "Status").
+// with keig-bench (docs/measurements.md).
 template <class ExecSpace>
 struct Sy2sbTuning {
   static constexpr index_t default_band = backends::is_cuda_space_v<ExecSpace> ? 64 : 32;
