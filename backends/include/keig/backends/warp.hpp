@@ -69,6 +69,31 @@ KOKKOS_FORCEINLINE_FUNCTION T warp_sum(T value, int first, int last) {
   return detail::butterfly_sum(0xffffffffu, value, first, last);
 }
 
+// warp_sum of each of N independent values, level by level: the N
+// shuffles of a level are in flight together, so N sums cost one chain of
+// shuffles instead of N (the same additions, so the same bits as N calls).
+template <int N, class T>
+KOKKOS_FORCEINLINE_FUNCTION void warp_sums(T (&values)[N], int first, int last) {
+#if defined(__CUDA_ARCH__)
+  for (int offset = first; offset < last; offset *= 2) {
+    T other[N];
+    for (int j = 0; j < N; ++j) {
+      if constexpr (std::is_arithmetic_v<T>) {
+        other[j] = __shfl_xor_sync(0xffffffffu, values[j], offset);
+      } else {
+        other[j] = T(__shfl_xor_sync(0xffffffffu, values[j].real(), offset),
+                     __shfl_xor_sync(0xffffffffu, values[j].imag(), offset));
+      }
+    }
+    for (int j = 0; j < N; ++j) values[j] += other[j];
+  }
+#else
+  (void)values;
+  (void)first;
+  (void)last;
+#endif
+}
+
 // `value` of lane `source` (0..31), for every lane of the warp: all 32
 // lanes must call it together, with the same register behind `value`.
 // Host teams are single threads: there it returns `value`.

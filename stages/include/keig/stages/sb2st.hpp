@@ -420,7 +420,7 @@ struct BulgeChaseTiled {
   };
 
   // Task (s, k). Band and ring reads go through L2 (load_coherent): another
-  // team of the persistent kernel may have written them. Every warp_sum is
+  // team of the persistent kernel may have written them. Every warp_sum(s) is
   // reached by all threads (contributions outside the blocks are zeros).
   KOKKOS_INLINE_FUNCTION void task(const Team& team, const index_t s, const index_t k, T* const slot,
                                    const Scratches& sc) const {
@@ -447,9 +447,13 @@ struct BulgeChaseTiled {
     // Row by row (r warps + h: rows 64 bytes apart, 8-way bank conflicts)
     // the reads and their dependent adds were a fifth of a task's stall
     // samples (ncu, H200): sb2st at n = 16384 took 0.239 s, 0.175 s after.
-    auto publish_row_partial = [&](T* rows, T partial, int r) {
-      partial = warp_sum(partial, G, warp);
-      if (lane < G && r < bb) rows[my_warp * bb + r] = partial;
+    // A thread's partials of its rows rg + G i, all four summed together
+    // (warp_sums), as every other batch of per-thread sums below: one
+    // dependent chain of shuffles instead of four.
+    auto publish_row_partials = [&](T* rows, T (&partial)[tile]) {
+      backends::warp_sums(partial, G, warp);
+      for (int i = 0; i < tile; ++i)
+        if (lane < G && rg + G * i < bb) rows[my_warp * bb + rg + G * i] = partial[i];
     };
     auto row_total = [&](const T* rows, int r) {
       T sum = rows[r];
@@ -491,11 +495,12 @@ struct BulgeChaseTiled {
 
     if (k > 0) {
       // C := C H_prev = C - tau_p (C vp) vp^H, and so its first column.
+      T acc[tile];
       for (int i = 0; i < tile; ++i) {
-        T acc = ct[i][0] * vp[0];
-        for (int j = 1; j < tile; ++j) acc += ct[i][j] * vp[j];
-        publish_row_partial(c_rows, acc, rg + G * i);
+        acc[i] = ct[i][0] * vp[0];
+        for (int j = 1; j < tile; ++j) acc[i] += ct[i][j] * vp[j];
       }
+      publish_row_partials(c_rows, acc);
       team.team_barrier();
       T y[per_lane];  // tau_p (C vp) at rows lane + 32 u
       for (int u = 0; u < per_lane; ++u) {
@@ -535,11 +540,15 @@ struct BulgeChaseTiled {
       if (tid == 0) e(s) = beta;
     } else {
       // C(:, 1:b) := H^H C(:, 1:b) = C - conj(tau) v (v^H C); C(:, 0) = beta e_1.
+      T acc[tile];
+      for (int j = 0; j < tile; ++j) {
+        acc[j] = conjugate(vr[0]) * ct[0][j];
+        for (int i = 1; i < tile; ++i) acc[j] += conjugate(vr[i]) * ct[i][j];
+      }
+      backends::warp_sums(acc, 1, G);
       for (int j = 0; j < tile; ++j) {
         const int c = cg + G * j;
-        T acc = conjugate(vr[0]) * ct[0][j];
-        for (int i = 1; i < tile; ++i) acc += conjugate(vr[i]) * ct[i][j];
-        const T z = conjugate(tau) * warp_sum(acc, 1, G);
+        const T z = conjugate(tau) * acc[j];
         for (int i = 0; i < tile; ++i) {
           const int r = rg + G * i;
           if (r < L && c < bb) c_base[offset(i, j)] = c == 0 ? (r == 0 ? T(beta) : T(0)) : ct[i][j] - vr[i] * z;
@@ -551,19 +560,22 @@ struct BulgeChaseTiled {
     // its row and, mirrored, to its column; entries above the diagonal or
     // outside the block were loaded as zeros), w = tau p - 1/2 |tau|^2
     // (v^H p) v, D -= v w^H + w v^H.
+    T row_acc[tile], column_acc[tile];
     for (int i = 0; i < tile; ++i) {
-      T acc = dt[i][0] * vc[0];
-      for (int j = 1; j < tile; ++j) acc += dt[i][j] * vc[j];
-      publish_row_partial(d_rows, acc, rg + G * i);
+      row_acc[i] = dt[i][0] * vc[0];
+      for (int j = 1; j < tile; ++j) row_acc[i] += dt[i][j] * vc[j];
     }
     for (int j = 0; j < tile; ++j) {
       // The diagonal entry (i == j, rg == cg) counts once, in its row.
-      T acc = T(0);
+      column_acc[j] = T(0);
       for (int i = 0; i < tile; ++i)
-        if (i != j || rg != cg) acc += conjugate(dt[i][j]) * vr[i];
-      acc = warp_sum(acc, 1, G);
+        if (i != j || rg != cg) column_acc[j] += conjugate(dt[i][j]) * vr[i];
+    }
+    publish_row_partials(d_rows, row_acc);
+    backends::warp_sums(column_acc, 1, G);
+    for (int j = 0; j < tile; ++j) {
       const int c = cg + G * j;
-      if (rg == 0 && c < bb) column_half[c] = acc;
+      if (rg == 0 && c < bb) column_half[c] = column_acc[j];
     }
     team.team_barrier();
     T pl[per_lane];  // p at rows lane + 32 u
