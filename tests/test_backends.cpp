@@ -482,5 +482,61 @@ TEST(WarpGroups, SumMaxMinOverAlignedGroups) {
   }
 }
 
+// warp_sums: N values summed together end with the bits of N warp_sum calls;
+// (1, 16) sums each aligned group of 16 lanes, (16, 32) each pair of lanes
+// 16 apart. Thread t stores warp_sums and warp_sum of {(t 37) % 101 - 50.5,
+// 1 / (t + 1), -0.25 t} over (1, 16), and of the complex (t 37) % 101 - 50.5
+// + i ((t 13) % 29 - 7) over (16, 32).
+using WarpSumsOut = Kokkos::View<double* [10], typename Space::memory_space>;
+void run_warp_sums(int team_size, const WarpSumsOut& out) {
+  using Policy = Kokkos::TeamPolicy<Space>;
+  using Z = Kokkos::complex<double>;
+  Kokkos::parallel_for(
+      "keig::test::warp_sums", Policy(Space(), out.extent(0) / team_size, team_size),
+      KOKKOS_LAMBDA(const typename Policy::member_type& team) {
+        const index_t t = team.league_rank() * team.team_size() + team.team_rank();
+        double v[3] = {double((t * 37) % 101) - 50.5, 1.0 / double(t + 1), -0.25 * double(t)};
+        for (int j = 0; j < 3; ++j) out(t, 3 + j) = backends::warp_sum(v[j], 1, 16);
+        backends::warp_sums(v, 1, 16);
+        for (int j = 0; j < 3; ++j) out(t, j) = v[j];
+        Z z[1] = {Z(double((t * 37) % 101) - 50.5, double((t * 13) % 29 - 7))};
+        const Z one = backends::warp_sum(z[0], 16, 32);
+        backends::warp_sums(z, 16, 32);
+        out(t, 6) = z[0].real();
+        out(t, 7) = z[0].imag();
+        out(t, 8) = one.real();
+        out(t, 9) = one.imag();
+      });
+}
+
+TEST(WarpGroups, WarpSumsMatchWarpSum) {
+  constexpr bool cuda = backends::is_cuda_space_v<Space>;
+  constexpr int team_size = cuda ? 128 : 1;
+  constexpr index_t threads = 256;
+  WarpSumsOut out("out", threads);
+  run_warp_sums(team_size, out);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  const auto real_of = [](index_t t) { return double((t * 37) % 101) - 50.5; };
+  const auto imag_of = [](index_t t) { return double((t * 13) % 29 - 7); };
+  for (index_t t = 0; t < threads; ++t) {
+    SCOPED_TRACE("thread " + std::to_string(t));
+    for (int j = 0; j < 3; ++j) EXPECT_EQ(h(t, j), h(t, 3 + j));
+    EXPECT_EQ(h(t, 6), h(t, 8));
+    EXPECT_EQ(h(t, 7), h(t, 9));
+    // Sums of values with at most two decimals: exact in any order.
+    double group = 0, quarter = 0;
+    const index_t g16 = cuda ? t / 16 * 16 : t, n16 = cuda ? 16 : 1;
+    for (index_t u = g16; u < g16 + n16; ++u) {
+      group += real_of(u);
+      quarter += -0.25 * double(u);
+    }
+    EXPECT_EQ(h(t, 0), group);
+    EXPECT_EQ(h(t, 2), quarter);
+    const index_t partner = cuda ? (t ^ 16) : t;
+    EXPECT_EQ(h(t, 6), cuda ? real_of(t) + real_of(partner) : real_of(t));
+    EXPECT_EQ(h(t, 7), cuda ? imag_of(t) + imag_of(partner) : imag_of(t));
+  }
+}
+
 }  // namespace
 }  // namespace keig::test
