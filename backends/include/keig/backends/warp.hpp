@@ -10,18 +10,25 @@
 namespace keig::backends {
 
 namespace detail {
+#if defined(__CUDA_ARCH__)
+// value of lane l ^ offset among the lanes in `mask` (Kokkos::complex: the
+// two parts).
+template <class T>
+__device__ __forceinline__ T shuffle_xor(unsigned mask, const T& value, int offset) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return __shfl_xor_sync(mask, value, offset);
+  } else {
+    return T(__shfl_xor_sync(mask, value.real(), offset), __shfl_xor_sync(mask, value.imag(), offset));
+  }
+}
+#endif
+
 // value summed over lanes l ^ offset, offset = first, 2 first, ... < last,
-// among the lanes in `mask` (Kokkos::complex: the two parts).
+// among the lanes in `mask`.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T butterfly_sum(unsigned mask, T value, int first, int last) {
 #if defined(__CUDA_ARCH__)
-  for (int offset = first; offset < last; offset *= 2) {
-    if constexpr (std::is_arithmetic_v<T>) {
-      value += __shfl_xor_sync(mask, value, offset);
-    } else {
-      value += T(__shfl_xor_sync(mask, value.real(), offset), __shfl_xor_sync(mask, value.imag(), offset));
-    }
-  }
+  for (int offset = first; offset < last; offset *= 2) value += shuffle_xor(mask, value, offset);
 #else
   (void)mask;
   (void)first;
@@ -77,14 +84,7 @@ KOKKOS_FORCEINLINE_FUNCTION void warp_sums(T (&values)[N], int first, int last) 
 #if defined(__CUDA_ARCH__)
   for (int offset = first; offset < last; offset *= 2) {
     T other[N];
-    for (int j = 0; j < N; ++j) {
-      if constexpr (std::is_arithmetic_v<T>) {
-        other[j] = __shfl_xor_sync(0xffffffffu, values[j], offset);
-      } else {
-        other[j] = T(__shfl_xor_sync(0xffffffffu, values[j].real(), offset),
-                     __shfl_xor_sync(0xffffffffu, values[j].imag(), offset));
-      }
-    }
+    for (int j = 0; j < N; ++j) other[j] = detail::shuffle_xor(0xffffffffu, values[j], offset);
     for (int j = 0; j < N; ++j) values[j] += other[j];
   }
 #else
