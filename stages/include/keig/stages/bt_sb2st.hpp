@@ -769,36 +769,79 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       // parallelogram and below the matrix, so cut blocks need no own gemm).
       backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, sigma, ldv, T(1), vp, ldv, vp, ldv,
                                            T(0), tp, sigma, count);
-      // 1c. T in place: row j of T (upper triangle) reads its own earlier
-      // entries and G(l, i) = conj(G(i, l)) from the strict lower triangle,
-      // which no row writes until the final barrier.
+      // 1c. T from G: row j of T (upper triangle) reads its own earlier
+      // entries and G(l, i) = conj(G(i, l)) from G's strict lower triangle,
+      // which no row writes, so the rows need no barrier between them. G's
+      // strict lower triangle is first copied to team scratch (packed by
+      // rows), and T is built there too (packed by columns) where both fit
+      // (real double at sigma = 64: 33 KB), else in place in G's buffer.
+      // (Read from global memory, G's entries came from L2 one dependent
+      // load after another: the scratch of resident teams leaves L1 little
+      // room; H100, n = 16384: 30 of the 45 ms that V, T and W took.) On
+      // devices a warp's rows step through (i, l) together, each lane adding
+      // only where l >= j: the loads of T(j, l) are then consecutive words
+      // and G(i, l) one broadcast. Hosts run each row's own bounds; both
+      // add the same terms in the same order.
       using Taus = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      const index_t tri = sigma * (sigma - 1) / 2;  // G's strict lower triangle; T's upper one holds tri + sigma
+      const bool g_in_scratch = Taus::shmem_size(sigma) + Taus::shmem_size(tri) <= detail::bt_sb2st_scratch_limit;
+      const bool t_in_scratch = g_in_scratch && Taus::shmem_size(sigma) + Taus::shmem_size(tri) +
+                                                        Taus::shmem_size(tri + sigma) <=
+                                                    detail::bt_sb2st_scratch_limit;
+      const size_t t_scratch = Taus::shmem_size(sigma) + (g_in_scratch ? Taus::shmem_size(tri) : 0) +
+                               (t_in_scratch ? Taus::shmem_size(tri + sigma) : 0);
       Kokkos::parallel_for(
           "keig::bt_sb2st::t_from_gram",
-          Kokkos::TeamPolicy<ExecSpace>(space, count, t_team).set_scratch_size(0, Kokkos::PerTeam(Taus::shmem_size(sigma))),
+          Kokkos::TeamPolicy<ExecSpace>(space, count, t_team).set_scratch_size(0, Kokkos::PerTeam(t_scratch)),
           KOKKOS_LAMBDA(const Team& team) {
             const index_t p = team.league_rank();
             const index_t g = static_cast<index_t>(plan(gk + 2 * p)), k = static_cast<index_t>(plan(gk + 2 * p + 1));
             const auto sh = blocks.shape(g, k);
             Taus taus(team.team_scratch(0), sigma);
+            T* const gram = &tbuf(0, p);  // G, column-major sigma x sigma; T on the way out
+            T* const gs = g_in_scratch ? Taus(team.team_scratch(0), tri).data() : nullptr;
+            T* const ts = t_in_scratch ? Taus(team.team_scratch(0), tri + sigma).data() : nullptr;
+            const int s = static_cast<int>(sigma);
             Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t j) {
               index_t len, col;
               blocks.column(sh, k, j, len, col);
               taus(j) = len > 0 ? blocks.reflectors(k * b, col) : T(0);
             });
+            if (gs)
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma * sigma), [&](const index_t q) {
+                const int i = static_cast<int>(q % sigma), l = static_cast<int>(q / sigma);
+                if (i > l) gs[i * (i - 1) / 2 + l] = gram[q];
+              });
             team.team_barrier();
-            auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, p); };
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t j) {
-              t(j, j) = taus(j);
-              for (index_t i = j + 1; i < sigma; ++i) {
-                T acc = T(0);  // T(j, j:i-1) G(j:i-1, i)
-                for (index_t l = j; l < i; ++l) acc += t(j, l) * conjugate(t(i, l));
-                t(j, i) = -taus(i) * acc;
-              }
-            });
+            // tv(j, l): T(j, l), j <= l; gv(i, l): G(i, l), l < i. One
+            // instance per placement, so that scratch loads stay shared-memory
+            // loads rather than generic ones.
+            const auto rows = [&](const auto& tv, const auto& gv) {
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t jj) {
+                const int j = static_cast<int>(jj), first = device ? j - j % 32 : j;  // the warp's first row
+                tv(j, j) = taus(j);
+                for (int i = first + 1; i < s; ++i) {
+                  T acc = T(0);  // T(j, j:i-1) G(j:i-1, i)
+                  for (int l = first; l < i; ++l)
+                    if (l >= j) acc += tv(j, l) * conjugate(gv(i, l));
+                  if (j < i) tv(j, i) = -taus(i) * acc;
+                }
+              });
+            };
+            const auto g_packed = [&](int i, int l) -> T { return gs[i * (i - 1) / 2 + l]; };
+            const auto g_full = [&](int i, int l) -> T { return gram[i + l * s]; };
+            const auto t_full = [&](int j, int l) -> T& { return gram[j + l * s]; };
+            if (ts)
+              rows([&](int j, int l) -> T& { return ts[l * (l + 1) / 2 + j]; }, g_packed);
+            else if (gs)
+              rows(t_full, g_packed);
+            else
+              rows(t_full, g_full);
             team.team_barrier();
             Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma * sigma), [&](const index_t q) {
-              if (q % sigma > q / sigma) tbuf(q, p) = T(0);
+              const index_t r = q % sigma, c = q / sigma;
+              if (r > c) gram[q] = T(0);
+              else if (ts) gram[q] = ts[c * (c + 1) / 2 + r];
             });
           });
     }
