@@ -2,7 +2,8 @@
 // storage), blocked with the compact WY form (LAPACK ?ormtr/?ormqr + ?larfb;
 // seed 002 §4.2.1): for each block of nb reflectors, last block first,
 //   Z(k+1:n, :) -= V (T (V^H Z(k+1:n, :)))
-// with T from larft and two gemms plus a trmm. Only the m columns of Z that
+// with T from larft and two gemms plus a trmm, or on GPUs with many columns
+// three gemms: W = V T, then Z -= W (V^H Z). Only the m columns of Z that
 // are wanted are transformed: the cost is 2 n^2 m flops.
 #pragma once
 
@@ -31,12 +32,26 @@ index_t back_transform_block(index_t m) {
   return ormtr_block_default;
 }
 
+// Whether the reflector application forms W = V T per block (one gemm on V)
+// and updates Z -= W (V^H Z), rather than X := T (V^H Z) with a trmm on the
+// nb x m X. GPUs, from m >= n / 2: cuBLAS's trmm ran at 8 TFLOP/s where the
+// gemms run at 48-54 (H100, bt_sy2sb at n = m = 16384, nb = 512: trmm 16.5 ms
+// of 0.20 s), and W's gemm costs 2 rows nb^2 flops against the trmm's nb^2 m.
+template <class ExecSpace>
+bool reflectors_fold_t(index_t n, index_t m) {
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) return 2 * m >= n;
+  (void)n;
+  (void)m;
+  return false;
+}
+
 // Workspace of ormtr (elements of T): V block (n x nb, its columns
 // 256-byte aligned for the gemms: aligned_leading_dimension), T (nb x nb),
-// V^H Z (nb x m).
+// with reflectors_fold_t W = V T (as V), V^H Z (nb x m).
 template <class T, class ExecSpace>
 index_t ormtr_workspace_size(index_t n, index_t m, index_t nb) {
-  return aligned_leading_dimension<T>(n) * nb + nb * nb + nb * (m > 0 ? m : 1);
+  const index_t v = aligned_leading_dimension<T>(n) * nb;
+  return v * (reflectors_fold_t<ExecSpace>(n, m) ? 2 : 1) + nb * nb + nb * (m > 0 ? m : 1);
 }
 
 // Z := Q Z for Q = H(0) H(1) ... H(count-1), H(j) = I - tau_j v_j v_j^H with
@@ -60,8 +75,11 @@ void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matr
   T* p = work.data();
   const index_t ldv = aligned_leading_dimension<T>(n);
   const Matrix<T, ExecSpace> v_all = make_matrix<T, ExecSpace>(p, n, nb, ldv);
-  const Matrix<T, ExecSpace> t_all(p + ldv * nb, nb, nb);
-  const Matrix<T, ExecSpace> x_all(p + ldv * nb + nb * nb, nb, m);
+  const bool fold = reflectors_fold_t<ExecSpace>(n, m);
+  const Matrix<T, ExecSpace> w_all = fold ? make_matrix<T, ExecSpace>(p + ldv * nb, n, nb, ldv) : Matrix<T, ExecSpace>();
+  T* const q = p + ldv * nb * (fold ? 2 : 1);  // past V and W, whose columns stay aligned
+  const Matrix<T, ExecSpace> t_all(q, nb, nb);
+  const Matrix<T, ExecSpace> x_all(q + nb * nb, nb, m);
   // Blocks of reflectors [first, first + kb), last block first.
   const index_t last_first = ((count - 1) / nb) * nb;
   for (index_t first = last_first; first >= 0; first -= nb) {
@@ -80,10 +98,23 @@ void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matr
     backends::larft<T>(ctx, V, tau_b, Tf);
     const Matrix<T, ExecSpace> Zb = Kokkos::subview(z, std::make_pair(first + offset, n), Kokkos::ALL());
     const Matrix<T, ExecSpace> X = Kokkos::subview(x_all, std::make_pair(index_t(0), kb), Kokkos::ALL());
-    backends::gemm<T>(ctx, backends::Op::ConjTrans, backends::Op::NoTrans, T(1), V, Zb, T(0), X);  // X = V^H Z
-    backends::trmm<T>(ctx, backends::Side::Left, Uplo::Upper, backends::Op::NoTrans, backends::Diag::NonUnit, T(1), Tf,
-                      X);                                                                           // X = T X
-    backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(-1), V, X, T(1), Zb);    // Z -= V X
+    if (fold) {
+      // W = V T with T's strict lower triangle zeroed (larft leaves it unset).
+      Kokkos::parallel_for(
+          "keig::ormtr::t_lower_zero", Policy2(space, {0, 0}, {kb, kb}),
+          KOKKOS_LAMBDA(const index_t r, const index_t c) {
+            if (r > c) Tf(r, c) = T(0);
+          });
+      const Matrix<T, ExecSpace> W = Kokkos::subview(w_all, std::make_pair(index_t(0), rows), std::make_pair(index_t(0), kb));
+      backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(1), V, Tf, T(0), W);    // W = V T
+      backends::gemm<T>(ctx, backends::Op::ConjTrans, backends::Op::NoTrans, T(1), V, Zb, T(0), X);  // X = V^H Z
+      backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(-1), W, X, T(1), Zb);   // Z -= W X
+    } else {
+      backends::gemm<T>(ctx, backends::Op::ConjTrans, backends::Op::NoTrans, T(1), V, Zb, T(0), X);  // X = V^H Z
+      backends::trmm<T>(ctx, backends::Side::Left, Uplo::Upper, backends::Op::NoTrans, backends::Diag::NonUnit, T(1),
+                        Tf, X);                                                                       // X = T X
+      backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(-1), V, X, T(1), Zb);    // Z -= V X
+    }
   }
 }
 
