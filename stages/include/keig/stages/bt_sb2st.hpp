@@ -774,22 +774,20 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       // which no row writes, so the rows need no barrier between them. G's
       // strict lower triangle is first copied to team scratch (packed by
       // rows), and T is built there too (packed by columns) where both fit
-      // (real double at sigma = 64: 33 KB), else in place in G's buffer.
-      // (Read from global memory, G's entries came from L2 one dependent
-      // load after another: the scratch of resident teams leaves L1 little
-      // room; H100, n = 16384: 30 of the 45 ms that V, T and W took.) On
-      // devices a warp's rows step through (i, l) together, each lane adding
-      // only where l >= j: the loads of T(j, l) are then consecutive words
-      // and G(i, l) one broadcast. Hosts run each row's own bounds; both
-      // add the same terms in the same order.
+      // (real double at sigma = 64: 33 KB), else in place in G's buffer. On
+      // devices a warp's rows step through (i, l) together from the warp's
+      // first row, each lane adding only where l >= j: the loads of T(j, l)
+      // are then consecutive words and G(i, l) one broadcast. Hosts run each
+      // row's own bounds; both add the same terms in the same order. (H100,
+      // n = 16384: 30 ms with generic loads, 64-bit indices and per-row
+      // bounds, 7 ms now; docs/measurements.md, seventeenth stop.)
       using Taus = Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
       const index_t tri = sigma * (sigma - 1) / 2;  // G's strict lower triangle; T's upper one holds tri + sigma
-      const bool g_in_scratch = Taus::shmem_size(sigma) + Taus::shmem_size(tri) <= detail::bt_sb2st_scratch_limit;
-      const bool t_in_scratch = g_in_scratch && Taus::shmem_size(sigma) + Taus::shmem_size(tri) +
-                                                        Taus::shmem_size(tri + sigma) <=
-                                                    detail::bt_sb2st_scratch_limit;
-      const size_t t_scratch = Taus::shmem_size(sigma) + (g_in_scratch ? Taus::shmem_size(tri) : 0) +
-                               (t_in_scratch ? Taus::shmem_size(tri + sigma) : 0);
+      const size_t taus_bytes = Taus::shmem_size(sigma), g_bytes = Taus::shmem_size(tri);
+      const size_t t_bytes = Taus::shmem_size(tri + sigma);
+      const bool g_in_scratch = taus_bytes + g_bytes <= detail::bt_sb2st_scratch_limit;
+      const bool t_in_scratch = taus_bytes + g_bytes + t_bytes <= detail::bt_sb2st_scratch_limit;
+      const size_t t_scratch = taus_bytes + (g_in_scratch ? g_bytes : 0) + (t_in_scratch ? t_bytes : 0);
       Kokkos::parallel_for(
           "keig::bt_sb2st::t_from_gram",
           Kokkos::TeamPolicy<ExecSpace>(space, count, t_team).set_scratch_size(0, Kokkos::PerTeam(t_scratch)),

@@ -98,23 +98,22 @@ void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matr
     backends::larft<T>(ctx, V, tau_b, Tf);
     const Matrix<T, ExecSpace> Zb = Kokkos::subview(z, std::make_pair(first + offset, n), Kokkos::ALL());
     const Matrix<T, ExecSpace> X = Kokkos::subview(x_all, std::make_pair(index_t(0), kb), Kokkos::ALL());
+    backends::gemm<T>(ctx, backends::Op::ConjTrans, backends::Op::NoTrans, T(1), V, Zb, T(0), X);  // X = V^H Z
+    Matrix<T, ExecSpace> left = V;  // Z -= left X: V after X := T X, else W = V T
     if (fold) {
-      // W = V T with T's strict lower triangle zeroed (larft leaves it unset).
+      // T's strict lower triangle zeroed first (larft leaves it unset).
       Kokkos::parallel_for(
           "keig::ormtr::t_lower_zero", Policy2(space, {0, 0}, {kb, kb}),
           KOKKOS_LAMBDA(const index_t r, const index_t c) {
             if (r > c) Tf(r, c) = T(0);
           });
-      const Matrix<T, ExecSpace> W = Kokkos::subview(w_all, std::make_pair(index_t(0), rows), std::make_pair(index_t(0), kb));
-      backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(1), V, Tf, T(0), W);    // W = V T
-      backends::gemm<T>(ctx, backends::Op::ConjTrans, backends::Op::NoTrans, T(1), V, Zb, T(0), X);  // X = V^H Z
-      backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(-1), W, X, T(1), Zb);   // Z -= W X
+      left = Kokkos::subview(w_all, std::make_pair(index_t(0), rows), std::make_pair(index_t(0), kb));
+      backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(1), V, Tf, T(0), left);  // W = V T
     } else {
-      backends::gemm<T>(ctx, backends::Op::ConjTrans, backends::Op::NoTrans, T(1), V, Zb, T(0), X);  // X = V^H Z
       backends::trmm<T>(ctx, backends::Side::Left, Uplo::Upper, backends::Op::NoTrans, backends::Diag::NonUnit, T(1),
-                        Tf, X);                                                                       // X = T X
-      backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(-1), V, X, T(1), Zb);    // Z -= V X
+                        Tf, X);  // X = T X
     }
+    backends::gemm<T>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, T(-1), left, X, T(1), Zb);  // Z -= left X
   }
 }
 
