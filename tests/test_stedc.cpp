@@ -105,7 +105,7 @@ double secular_error(const Secular<R>& c, const std::string& what) {
 
 // Runs stages::stedc on the space under test and measures it.
 template <class R>
-Errors run_stedc(const Tridiagonal<R>& t, index_t leaf, index_t panel) {
+Errors run_stedc(const Tridiagonal<R>& t, index_t leaf, index_t panel, index_t batched_leaves) {
   const index_t n = static_cast<index_t>(t.d.size());
   HostVector<R> d("d", n), e("e", n > 0 ? n - 1 : 0);
   for (index_t i = 0; i < n; ++i) d(i) = t.d[i];
@@ -114,6 +114,7 @@ Errors run_stedc(const Tridiagonal<R>& t, index_t leaf, index_t panel) {
   stages::StedcTuning tuning;
   tuning.leaf = leaf;
   tuning.panel = panel;
+  tuning.batched_leaves = batched_leaves;
   SpaceVector<R> work("work", stages::stedc_workspace_size<R>(n, tuning));
   backends::Context<Space> ctx{Space()};
   stages::stedc<R, Space>(ctx, d, e, q, work, tuning);
@@ -154,11 +155,22 @@ Errors run_stedc(const Tridiagonal<R>& t, index_t leaf, index_t panel) {
 
 template <class R>
 void expect_accurate(const Tridiagonal<R>& t, index_t leaf, index_t panel, const std::string& what) {
-  const Errors err = run_stedc(t, leaf, panel);
-  // LAPACK's own bounds are O(n eps ||T||); these are a few units of n eps.
-  EXPECT_LE(err.eigenvalues, 2.0) << what;
-  EXPECT_LE(err.residual, 4.0) << what;
-  EXPECT_LE(err.orthogonality, 4.0) << what;
+  // Leaves by steqr on host threads, and on CUDA also on the device by the
+  // batched Jacobi (leaves of at most 32; unequal leaves pad the batch).
+  const index_t n = static_cast<index_t>(t.d.size());
+  for (bool batched : {false, true}) {
+    if (batched && (!backends::is_cuda_space_v<Space> || leaf > 32)) continue;
+    const std::string how = what + (batched ? " (batched leaves)" : " (host leaves)");
+    const Errors err = run_stedc(t, leaf, panel, batched ? 1 : 0);
+    // LAPACK's own bounds are O(n eps ||T||); these are a few units of n eps.
+    // The batched Jacobi's residuals reach a few times 32 eps ||T|| whatever
+    // the leaf's size (cuSOLVER syevjBatched: about 2 x 32 eps at m = 32 and
+    // at m = 3), so small n measure them against 32 eps.
+    const double jacobi = batched ? std::max(1.0, 32.0 / double(std::max<index_t>(n, 1))) : 1.0;
+    EXPECT_LE(err.eigenvalues, 2.0 * jacobi) << how;
+    EXPECT_LE(err.residual, 4.0 * jacobi) << how;
+    EXPECT_LE(err.orthogonality, 4.0 * jacobi) << how;
+  }
 }
 
 template <class R>
@@ -176,6 +188,9 @@ TYPED_TEST(Stedc, RandomTridiagonalsAcrossLeafAndPanelSizes) {
         expect_accurate(t, leaf, panel, "random n=" + std::to_string(n) + " leaf=" + std::to_string(leaf) +
                                             " panel=" + std::to_string(panel));
       }
+  // 64 leaves of 17 and 18 rows: a padded batch as large as GPUs' default
+  // tuning batches.
+  expect_accurate(random_tridiagonal<R>(1100, rng), 32, 512, "random n=1100 leaf=32");
 }
 
 TYPED_TEST(Stedc, DeflationPaths) {
@@ -377,6 +392,13 @@ TYPED_TEST(Stedc, BadArgumentsAreNamed) {
   };
   EXPECT_NE(message([&] { stages::stedc<R, Space>(ctx, d, e, small_q, work); }).find("Z"), std::string::npos);
   EXPECT_NE(message([&] { stages::stedc<R, Space>(ctx, d, e, q, short_work); }).find("work"), std::string::npos);
+  // Batched leaves: CUDA spaces only, and leaves of at most 32.
+  stages::StedcTuning batched;
+  batched.batched_leaves = 1;
+  batched.leaf = backends::is_cuda_space_v<Space> ? 33 : 16;
+  SpaceVector<R> batched_work("work", stages::stedc_workspace_size<R>(n, batched));
+  EXPECT_NE(message([&] { stages::stedc<R, Space>(ctx, d, e, q, batched_work, batched); }).find("batched_leaves"),
+            std::string::npos);
   d(3) = std::numeric_limits<R>::quiet_NaN();
   EXPECT_NE(message([&] { stages::stedc<R, Space>(ctx, d, e, q, work); }).find("non-finite"), std::string::npos);
 }

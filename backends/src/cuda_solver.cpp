@@ -1,5 +1,7 @@
 // cuSOLVER on Kokkos::Cuda: factorizations and the vendor dense eigensolvers,
 // on the context's stream, every status and info checked.
+#include <type_traits>
+
 #include "cuda_common.hpp"
 
 namespace keig::backends::cuda {
@@ -56,6 +58,36 @@ index_t larft(const CudaContext& ctx, index_t n, index_t k, const T* v, index_t 
                                   n, k, dt, v, ldv, dt, tau, dt, t, ldt, dt, ctx.device_scratch(dev), dev,
                                   ctx.host_scratch(host), host));
   return 0;
+}
+
+template <class R>
+void syevj_batched(const CudaContext& ctx, index_t m_, index_t batch_, R* a, R* w, int* info) {
+  const int m = detail::to_int("syevjBatched", m_), batch = detail::to_int("syevjBatched", batch_);
+  syevjInfo_t params = nullptr;
+  check_cusolver("cusolverDnCreateSyevjInfo", cusolverDnCreateSyevjInfo(&params));
+  struct Release {
+    syevjInfo_t params;
+    ~Release() { cusolverDnDestroySyevjInfo(params); }
+  } release{params};
+  check_cusolver("cusolverDnXsyevjSetSortEig", cusolverDnXsyevjSetSortEig(params, 1));
+  const auto job = CUSOLVER_EIG_MODE_VECTOR;
+  const auto uplo = CUBLAS_FILL_MODE_LOWER;
+  int lwork = 0;
+  if constexpr (std::is_same_v<R, float>)
+    check_cusolver("cusolverDnSsyevjBatched_bufferSize",
+                   cusolverDnSsyevjBatched_bufferSize(ctx.solver(), job, uplo, m, a, m, w, &lwork, params, batch));
+  else
+    check_cusolver("cusolverDnDsyevjBatched_bufferSize",
+                   cusolverDnDsyevjBatched_bufferSize(ctx.solver(), job, uplo, m, a, m, w, &lwork, params, batch));
+  // The context's scratch: a workspace of its own would be freed, and
+  // cudaFree waits for the whole device.
+  R* const work = static_cast<R*>(ctx.device_scratch(static_cast<size_t>(lwork) * sizeof(R)));
+  if constexpr (std::is_same_v<R, float>)
+    check_cusolver("cusolverDnSsyevjBatched", cusolverDnSsyevjBatched(ctx.solver(), job, uplo, m, a, m, w, work, lwork,
+                                                                      info, params, batch));
+  else
+    check_cusolver("cusolverDnDsyevjBatched", cusolverDnDsyevjBatched(ctx.solver(), job, uplo, m, a, m, w, work, lwork,
+                                                                      info, params, batch));
 }
 
 template <class T>
@@ -202,6 +234,8 @@ index_t sygvdx(const CudaContext& ctx, GeneralizedType type, Job job, const Rang
                             real_t<T>*);                                                                           \
   template index_t sygvdx<T>(const CudaContext&, GeneralizedType, Job, const Range&, Uplo, index_t, T*, index_t,   \
                              T*, index_t, index_t&, real_t<T>*);
+template void syevj_batched<float>(const CudaContext&, index_t, index_t, float*, float*, int*);
+template void syevj_batched<double>(const CudaContext&, index_t, index_t, double*, double*, int*);
 KEIG_INSTANTIATE_CUDA_SOLVER(float)
 KEIG_INSTANTIATE_CUDA_SOLVER(double)
 KEIG_INSTANTIATE_CUDA_SOLVER(Kokkos::complex<float>)

@@ -63,6 +63,9 @@ template <class T>
 template <class T>
 [[nodiscard]] index_t larft(const CudaContext&, index_t n, index_t k, const T* v, index_t ldv, const T* tau, T* t,
                             index_t ldt);
+// Real float or double: see backends::syevj_batched.
+template <class R>
+void syevj_batched(const CudaContext&, index_t m, index_t batch, R* a, R* w, int* info);
 
 // bt_sb2st's sweep blocks on Z (n x m, real double) in list order: for each,
 // Z(row0 : row0 + ldv, :) -= W (V^T Z(row0 : row0 + ldv, :)) with V, W
@@ -126,6 +129,7 @@ KEIG_CUDA_UNAVAILABLE(trmm)
 KEIG_CUDA_UNAVAILABLE(potrf)
 KEIG_CUDA_UNAVAILABLE(geqrf)
 KEIG_CUDA_UNAVAILABLE(larft)
+KEIG_CUDA_UNAVAILABLE(syevj_batched)
 KEIG_CUDA_UNAVAILABLE(syevd)
 KEIG_CUDA_UNAVAILABLE(syevdx)
 KEIG_CUDA_UNAVAILABLE(sygvd)

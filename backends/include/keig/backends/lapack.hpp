@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "keig/backends/blas.hpp"
 
@@ -53,6 +54,24 @@ void larft(const Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& v, const V
   else
     info = host::larft(n, k, v.data(), leading_dimension(v), tau.data(), t.data(), leading_dimension(t));
   (void)info;  // larft has no positive info
+}
+
+// Eigenvalues (ascending, m a matrix, in w) and eigenvectors (over a) of
+// `batch` real symmetric m x m matrices, m <= 32, stored one after another in
+// a (column-major, leading dimension m), in one batched Jacobi call (cuSOLVER
+// syevjBatched at its defaults: machine precision, at most 100 sweeps):
+// stedc's leaves on GPUs. info (batch entries, device memory) receives each
+// matrix's status, > 0 where the sweeps did not converge; it is read after a
+// fence. CUDA spaces only: hosts solve such blocks one by one with steqr.
+template <class R, class ExecSpace>
+void syevj_batched(const Context<ExecSpace>& ctx, index_t m, index_t batch, R* a, R* w, int* info) {
+  static_assert(is_cuda_space_v<ExecSpace>, "keig: syevj_batched runs on Kokkos::Cuda");
+  static_assert(std::is_same_v<R, float> || std::is_same_v<R, double>, "keig: syevj_batched takes float or double");
+  detail::require(m >= 1 && m <= 32, "syevj_batched", "m", "must be 1 to 32");
+  detail::require(batch >= 0, "syevj_batched", "batch", "must not be negative");
+  if (batch == 0) return;
+  ctx.before_vendor_call();
+  cuda::syevj_batched<R>(ctx, m, batch, a, w, info);
 }
 
 }  // namespace keig::backends

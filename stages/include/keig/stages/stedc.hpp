@@ -4,7 +4,8 @@
 // eigenvector matrix kept on the execution space. The O(n^3) part, the merge
 // products Q <- Q S, runs as gemm where Q lives, and so do the secular roots
 // (stages/secular); the host does only O(n)-sized bookkeeping per merge
-// (deflation) and the leaves (?steqr on concurrent host threads). Only d, e
+// (deflation), and the leaves are solved on the device in one batched Jacobi
+// call on GPUs (?steqr on concurrent host threads on hosts). Only d, e
 // and per merge a few O(m) vectors cross between host and device, and the
 // merges of one height of the tree cross together (one batch of launches and
 // two host round trips per height, not per merge); S (k x k) is built on the
@@ -33,6 +34,7 @@
 
 #include "keig/backends/blas.hpp"
 #include "keig/backends/host.hpp"
+#include "keig/backends/lapack.hpp"
 #include "keig/backends/warp.hpp"
 #include "keig/errors.hpp"
 #include "keig/stages/secular.hpp"
@@ -43,19 +45,33 @@
 namespace keig::stages {
 
 struct StedcTuning {
-  index_t leaf = 64;    // largest block solved directly (host steqr)
+  index_t leaf = 64;    // largest block solved directly
   index_t panel = 512;  // columns of S built and multiplied per gemm
+  // CUDA spaces only, with leaf <= 32: from this many leaves on (0: never)
+  // the leaves are solved on the device, all in one batched Jacobi call
+  // (backends::syevj_batched), instead of by steqr on host threads. Its
+  // residuals reach a few times 32 eps |T| whatever the leaf's size (steqr's
+  // a few m eps |T|), which the merges' n eps |T| hides once there are many.
+  index_t batched_leaves = 0;
 };
 
 // The tuning keig's solves use on ExecSpace. GPUs take leaves of 32: a
-// height of merges costs little once its small merges are batched, and
-// steqr's O(leaf^3) per leaf dominates the host part (H200 with 16 host
-// threads, GOE-like tridiagonal, leaves of 32 against 64: n = 4096 / 16384 /
-// 20694: 0.009 / 0.1225 / 0.253 s against 0.0107 / 0.128 / 0.257 s).
+// height of merges costs little once its small merges are batched (H200
+// with 16 host threads, GOE-like tridiagonal, host leaves of 32 against 64:
+// n = 4096 / 16384 / 20694: 0.009 / 0.1225 / 0.253 s against 0.0107 / 0.128
+// / 0.257 s), and solve them on the device: on the host their steqr calls
+// are about 85 ms of CPU time at n = 16384, 5.5-22 ms on 16 threads within
+// the pipeline (the longest of stedc's host steps, and the one that host
+// load stretched most), against 0.3 ms for syevjBatched on an H100 (the
+// tridiagonal step within the pipeline 0.108-0.113 s against 0.116 s and
+// more). From 32 leaves: fewer cost the host little.
 template <class ExecSpace>
 StedcTuning stedc_default_tuning() {
   StedcTuning tuning;
-  if constexpr (backends::is_cuda_space_v<ExecSpace>) tuning.leaf = 32;
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+    tuning.leaf = 32;
+    tuning.batched_leaves = 32;
+  }
   return tuning;
 }
 
@@ -65,11 +81,12 @@ StedcTuning stedc_default_tuning() {
 // the merges (stedc_buffer_entries), so that stedc allocates no device memory.
 template <class R>
 std::size_t stedc_buffer_entries(index_t n) {
-  // 10 vectors of R and 16 of 8-byte integers (indices, gemm operands), each
-  // of at most n entries, plus up to 7 bytes of alignment before each of the
-  // 26 (detail::WorkspaceCarver).
+  // 14 vectors of R and 21 of 8-byte integers (indices, gemm operands, the
+  // batched leaves' d, e, eigenvalues and status), each of at most n entries,
+  // plus up to 7 bytes of alignment before each of the 35
+  // (detail::WorkspaceCarver).
   const std::size_t m = static_cast<std::size_t>(std::max<index_t>(n, 1));
-  return (10 * m * sizeof(R) + 16 * m * 8 + 26 * 8 + sizeof(R) - 1) / sizeof(R);
+  return (14 * m * sizeof(R) + 21 * m * 8 + 35 * 8 + sizeof(R) - 1) / sizeof(R);
 }
 template <class R>
 std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
@@ -255,6 +272,11 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     throw InvalidArgument("work", "needs stedc_workspace_size(n) = " + std::to_string(stedc_workspace_size<R>(n, tuning)) +
                                       " entries, has " + std::to_string(work.extent(0)));
   if (tuning.leaf < 1 || tuning.panel < 1) throw InvalidArgument("tuning", "leaf and panel must be positive");
+  if (tuning.batched_leaves < 0) throw InvalidArgument("tuning", "batched_leaves must not be negative");
+  if (tuning.batched_leaves > 0 && !backends::is_cuda_space_v<ExecSpace>)
+    throw InvalidArgument("tuning", "batched_leaves runs the leaves on a CUDA space; hosts solve them with steqr");
+  if (tuning.batched_leaves > 0 && tuning.leaf > 32)
+    throw InvalidArgument("tuning", "batched_leaves needs leaf <= 32, got " + std::to_string(tuning.leaf));
   if (n == 0) return;
   // Scale to max |T| = 1 (as ?stedc) so deflation tolerances are absolute.
   R scale = 0;
@@ -323,9 +345,89 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     Kokkos::deep_copy(space, Kokkos::subview(dst, std::make_pair(index_t(0), len)), h);
   };
 
-  // Leaves: ends adjusted by the tears (T_i - |beta| e e^T), solved by steqr
-  // on concurrent host threads, packed side by side and scattered on the device.
-  {
+  // Leaves: ends adjusted by the tears (T_i - |beta| e e^T). Each column's
+  // leaf: its first row/column and its size.
+  const auto leaf_lo = take_i(n), leaf_m = take_i(n);
+  std::vector<index_t> leaf_lo_h(n), leaf_m_h(n);
+  for (const auto& b : leaves)
+    for (index_t j = b.lo; j < b.lo + b.m; ++j) {
+      leaf_lo_h[j] = b.lo;
+      leaf_m_h[j] = b.m;
+    }
+  to_device(leaf_lo, leaf_lo_h);
+  to_device(leaf_m, leaf_m_h);
+  if (tuning.batched_leaves > 0 && static_cast<index_t>(leaves.size()) >= tuning.batched_leaves) {
+    if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+      // On the device: each leaf a dense W x W matrix (W the widest leaf; a
+      // narrower one's remaining diagonal is 8, above every eigenvalue of
+      // the scaled T -- |T| <= 1, so Gershgorin keeps the leaves' within 3 --
+      // and decoupled, so those pairs sort last and leave the leaf's exact),
+      // solved together by one batched Jacobi call, the vectors scattered
+      // into Q. They fill the gathered and S workspace, still unused.
+      const index_t count = static_cast<index_t>(leaves.size());
+      index_t width = 0;
+      for (const auto& b : leaves) width = std::max(width, b.m);
+      // Leaf b (in divide's order, not by lo) is the batch's matrix b.
+      std::vector<index_t> first_h(count), size_h(count), base_h(n);
+      for (index_t b = 0; b < count; ++b) {
+        first_h[b] = leaves[b].lo;
+        size_h[b] = leaves[b].m;
+        for (index_t j = leaves[b].lo; j < leaves[b].lo + leaves[b].m; ++j)
+          base_h[j] = (b * width + j - leaves[b].lo) * width;
+      }
+      const auto leaf_d = take_r(n), leaf_e = take_r(n), leaf_w = take_r(2 * n);
+      const auto leaf_first = take_i(n), leaf_size = take_i(n), leaf_base = take_i(n);
+      const auto leaf_info = carver.template take<int>(count);
+      to_device(leaf_first, first_h);
+      to_device(leaf_size, size_h);
+      to_device(leaf_base, base_h);
+      Kokkos::deep_copy(space, Kokkos::subview(leaf_d, std::make_pair(index_t(0), n)),
+                        Kokkos::subview(d, std::make_pair(index_t(0), n)));
+      if (n > 1)
+        Kokkos::deep_copy(space, Kokkos::subview(leaf_e, std::make_pair(index_t(0), n - 1)),
+                          Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
+      R* const batch = work.data();  // count W^2 <= (n + count) W <= n^2 + n panel entries
+      Kokkos::parallel_for(
+          "keig::stedc::leaf_matrices", Kokkos::RangePolicy<ExecSpace>(space, 0, count * width * width),
+          KOKKOS_LAMBDA(const index_t x) {
+            const index_t b = x / (width * width), j = x / width % width, i = x % width;
+            const index_t lo = leaf_first(b), m = leaf_size(b);
+            R v = i == j ? R(8) : R(0);
+            if (i < m && j < m) {
+              v = R(0);
+              if (i == j) {
+                v = leaf_d(lo + i);
+                const R left = lo > 0 ? leaf_e(lo - 1) : R(0), right = lo + m < n ? leaf_e(lo + m - 1) : R(0);
+                if (i == 0) v -= left < R(0) ? -left : left;
+                if (i == m - 1) v -= right < R(0) ? -right : right;
+              } else if (i == j + 1 || j == i + 1) {
+                v = leaf_e(lo + (i < j ? i : j));
+              }
+            }
+            batch[x] = v;
+          });
+      backends::syevj_batched<R>(ctx, width, count, batch, leaf_w.data(), leaf_info.data());
+      for_each_column_entry(
+          space, "keig::stedc::scatter_leaves", n, n, all_rows, KOKKOS_LAMBDA(const index_t i, const index_t j) {
+            const index_t r = i - leaf_lo(j);
+            q(i, j) = r >= 0 && r < leaf_m(j) ? batch[leaf_base(j) + r] : R(0);
+          });
+      HostVector<R> w_h("keig::stedc::leaf_values", count * width);
+      Kokkos::View<int*, Kokkos::HostSpace> info_h("keig::stedc::leaf_info", count);
+      Kokkos::deep_copy(space, w_h, Kokkos::subview(leaf_w, std::make_pair(index_t(0), count * width)));
+      Kokkos::deep_copy(space, info_h, leaf_info);
+      space.fence();
+      for (index_t b = 0; b < count; ++b) {
+        if (info_h(b) > 0) throw ConvergenceFailure("syevjBatched", info_h(b));
+        for (index_t i = 0; i < leaves[b].m; ++i) {
+          ev[leaves[b].lo + i] = w_h(b * width + i);
+          col[leaves[b].lo + i] = leaves[b].lo + i;
+        }
+      }
+    }
+  } else {
+    // On concurrent host threads by steqr, packed side by side and
+    // scattered on the device.
     const index_t width = std::min(tuning.leaf, n);
     HostMatrix<R> packed_h("keig::stedc::leaves", width, n);
     std::vector<index_t> info(leaves.size(), 0);
@@ -344,16 +446,6 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
         });
     for (std::size_t b = 0; b < leaves.size(); ++b)
       if (info[b] > 0) throw ConvergenceFailure("steqr", info[b]);
-    // Each column's leaf: its first row/column and its size.
-    std::vector<index_t> leaf_lo_h(n), leaf_m_h(n);
-    for (const auto& b : leaves)
-      for (index_t j = b.lo; j < b.lo + b.m; ++j) {
-        leaf_lo_h[j] = b.lo;
-        leaf_m_h[j] = b.m;
-      }
-    const auto leaf_lo = take_i(n), leaf_m = take_i(n);
-    to_device(leaf_lo, leaf_lo_h);
-    to_device(leaf_m, leaf_m_h);
     auto packed = Matrix<R, ExecSpace>(work.data(), width, n);
     Kokkos::deep_copy(space, packed, packed_h);
     // Every entry of Q: the leaves' blocks, zeros elsewhere.
