@@ -63,7 +63,7 @@ struct StedcTuning {
 // are about 85 ms of CPU time at n = 16384, 5.5-22 ms on 16 threads within
 // the pipeline (the longest of stedc's host steps, and the one that host
 // load stretched most), against 0.3 ms for syevjBatched on an H100 (the
-// tridiagonal step within the pipeline 0.108-0.113 s against 0.116 s and
+// tridiagonal step within the pipeline 0.108-0.119 s against 0.116 s and
 // more). From 32 leaves: fewer cost the host little.
 template <class ExecSpace>
 StedcTuning stedc_default_tuning() {
