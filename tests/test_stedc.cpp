@@ -188,8 +188,8 @@ TYPED_TEST(Stedc, RandomTridiagonalsAcrossLeafAndPanelSizes) {
         expect_accurate(t, leaf, panel, "random n=" + std::to_string(n) + " leaf=" + std::to_string(leaf) +
                                             " panel=" + std::to_string(panel));
       }
-  // 64 leaves of 17 and 18 rows: a padded batch as large as GPUs' default
-  // tuning batches.
+  // 64 leaves of 17 and 18 rows: a padded batch, past the 32 leaves from
+  // which GPUs' default tuning batches them.
   expect_accurate(random_tridiagonal<R>(1100, rng), 32, 512, "random n=1100 leaf=32");
 }
 
