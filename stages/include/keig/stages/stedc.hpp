@@ -356,19 +356,30 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     }
   to_device(leaf_lo, leaf_lo_h);
   to_device(leaf_m, leaf_m_h);
-  if (tuning.batched_leaves > 0 && static_cast<index_t>(leaves.size()) >= tuning.batched_leaves) {
+  // Both paths leave the leaves' vectors at the start of the workspace
+  // (gathered and S, still unused), column j of Q's block from entry
+  // leaf_base(j) on; the host fills ev and col.
+  const auto leaf_base = take_i(n);
+  std::vector<index_t> base_h(n);
+  R* const leaf_vectors = work.data();
+  const bool batched = tuning.batched_leaves > 0 && static_cast<index_t>(leaves.size()) >= tuning.batched_leaves;
+  // Batched: the eigenvalues and each matrix's status, read after the fence.
+  index_t width = std::min(tuning.leaf, n);
+  HostVector<R> w_h;
+  Kokkos::View<int*, Kokkos::HostSpace> info_h;
+  HostMatrix<R> packed_h;  // host steqr: the vectors, packed side by side
+  if (batched) {
     if constexpr (backends::is_cuda_space_v<ExecSpace>) {
       // On the device: each leaf a dense W x W matrix (W the widest leaf; a
       // narrower one's remaining diagonal is 8, above every eigenvalue of
       // the scaled T -- |T| <= 1, so Gershgorin keeps the leaves' within 3 --
       // and decoupled, so those pairs sort last and leave the leaf's exact),
-      // solved together by one batched Jacobi call, the vectors scattered
-      // into Q. They fill the gathered and S workspace, still unused.
+      // solved together by one batched Jacobi call.
       const index_t count = static_cast<index_t>(leaves.size());
-      index_t width = 0;
+      width = 0;
       for (const auto& b : leaves) width = std::max(width, b.m);
       // Leaf b (in divide's order, not by lo) is the batch's matrix b.
-      std::vector<index_t> first_h(count), size_h(count), base_h(n);
+      std::vector<index_t> first_h(count), size_h(count);
       for (index_t b = 0; b < count; ++b) {
         first_h[b] = leaves[b].lo;
         size_h[b] = leaves[b].m;
@@ -376,17 +387,16 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
           base_h[j] = (b * width + j - leaves[b].lo) * width;
       }
       const auto leaf_d = take_r(n), leaf_e = take_r(n), leaf_w = take_r(2 * n);
-      const auto leaf_first = take_i(n), leaf_size = take_i(n), leaf_base = take_i(n);
+      const auto leaf_first = take_i(n), leaf_size = take_i(n);
       const auto leaf_info = carver.template take<int>(count);
       to_device(leaf_first, first_h);
       to_device(leaf_size, size_h);
-      to_device(leaf_base, base_h);
       Kokkos::deep_copy(space, Kokkos::subview(leaf_d, std::make_pair(index_t(0), n)),
                         Kokkos::subview(d, std::make_pair(index_t(0), n)));
       if (n > 1)
         Kokkos::deep_copy(space, Kokkos::subview(leaf_e, std::make_pair(index_t(0), n - 1)),
                           Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
-      R* const batch = work.data();  // count W^2 <= (n + count) W <= n^2 + n panel entries
+      // count W^2 <= (n + count) W <= n^2 + n panel entries
       Kokkos::parallel_for(
           "keig::stedc::leaf_matrices", Kokkos::RangePolicy<ExecSpace>(space, 0, count * width * width),
           KOKKOS_LAMBDA(const index_t x) {
@@ -404,32 +414,17 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
                 v = leaf_e(lo + (i < j ? i : j));
               }
             }
-            batch[x] = v;
+            leaf_vectors[x] = v;
           });
-      backends::syevj_batched<R>(ctx, width, count, batch, leaf_w.data(), leaf_info.data());
-      for_each_column_entry(
-          space, "keig::stedc::scatter_leaves", n, n, all_rows, KOKKOS_LAMBDA(const index_t i, const index_t j) {
-            const index_t r = i - leaf_lo(j);
-            q(i, j) = r >= 0 && r < leaf_m(j) ? batch[leaf_base(j) + r] : R(0);
-          });
-      HostVector<R> w_h("keig::stedc::leaf_values", count * width);
-      Kokkos::View<int*, Kokkos::HostSpace> info_h("keig::stedc::leaf_info", count);
+      backends::syevj_batched<R>(ctx, width, count, leaf_vectors, leaf_w.data(), leaf_info.data());
+      w_h = HostVector<R>("keig::stedc::leaf_values", count * width);
+      info_h = Kokkos::View<int*, Kokkos::HostSpace>("keig::stedc::leaf_info", count);
       Kokkos::deep_copy(space, w_h, Kokkos::subview(leaf_w, std::make_pair(index_t(0), count * width)));
       Kokkos::deep_copy(space, info_h, leaf_info);
-      space.fence();
-      for (index_t b = 0; b < count; ++b) {
-        if (info_h(b) > 0) throw ConvergenceFailure("syevjBatched", info_h(b));
-        for (index_t i = 0; i < leaves[b].m; ++i) {
-          ev[leaves[b].lo + i] = w_h(b * width + i);
-          col[leaves[b].lo + i] = leaves[b].lo + i;
-        }
-      }
     }
   } else {
-    // On concurrent host threads by steqr, packed side by side and
-    // scattered on the device.
-    const index_t width = std::min(tuning.leaf, n);
-    HostMatrix<R> packed_h("keig::stedc::leaves", width, n);
+    // On concurrent host threads by steqr, packed side by side.
+    packed_h = HostMatrix<R>("keig::stedc::leaves", width, n);
     std::vector<index_t> info(leaves.size(), 0);
     Kokkos::parallel_for(
         "keig::stedc::leaves", Kokkos::RangePolicy<Host>(0, static_cast<index_t>(leaves.size())), [&](const index_t b) {
@@ -446,15 +441,25 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
         });
     for (std::size_t b = 0; b < leaves.size(); ++b)
       if (info[b] > 0) throw ConvergenceFailure("steqr", info[b]);
-    auto packed = Matrix<R, ExecSpace>(work.data(), width, n);
-    Kokkos::deep_copy(space, packed, packed_h);
-    // Every entry of Q: the leaves' blocks, zeros elsewhere.
-    for_each_column_entry(
-        space, "keig::stedc::scatter_leaves", n, n, all_rows, KOKKOS_LAMBDA(const index_t i, const index_t j) {
-          const index_t r = i - leaf_lo(j);
-          q(i, j) = r >= 0 && r < leaf_m(j) ? packed(r, j) : R(0);
-        });
-    space.fence();  // the host buffers above must outlive the copies
+    for (index_t j = 0; j < n; ++j) base_h[j] = j * width;
+    Kokkos::deep_copy(space, Matrix<R, ExecSpace>(leaf_vectors, width, n), packed_h);
+  }
+  to_device(leaf_base, base_h);
+  // Every entry of Q: the leaves' blocks, zeros elsewhere.
+  for_each_column_entry(
+      space, "keig::stedc::scatter_leaves", n, n, all_rows, KOKKOS_LAMBDA(const index_t i, const index_t j) {
+        const index_t r = i - leaf_lo(j);
+        q(i, j) = r >= 0 && r < leaf_m(j) ? leaf_vectors[leaf_base(j) + r] : R(0);
+      });
+  space.fence();  // the host buffers above must outlive the copies
+  if (batched) {
+    for (index_t b = 0; b < static_cast<index_t>(leaves.size()); ++b) {
+      if (info_h(b) > 0) throw ConvergenceFailure("syevjBatched", info_h(b));
+      for (index_t i = 0; i < leaves[b].m; ++i) {
+        ev[leaves[b].lo + i] = w_h(b * width + i);
+        col[leaves[b].lo + i] = leaves[b].lo + i;
+      }
+    }
   }
 
   // The merges of one height are independent (disjoint blocks of rows and
