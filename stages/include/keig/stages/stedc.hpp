@@ -81,12 +81,12 @@ StedcTuning stedc_default_tuning() {
 // the merges (stedc_buffer_entries), so that stedc allocates no device memory.
 template <class R>
 std::size_t stedc_buffer_entries(index_t n) {
-  // 14 vectors of R and 21 of 8-byte integers (indices, gemm operands, the
+  // 14 vectors of R and 19 of 8-byte integers (indices, gemm operands, the
   // batched leaves' d, e, eigenvalues and status), each of at most n entries,
-  // plus up to 7 bytes of alignment before each of the 35
-  // (detail::WorkspaceCarver).
+  // plus up to 7 bytes of alignment before each carving (detail::
+  // WorkspaceCarver; 30 of them, counted as 32).
   const std::size_t m = static_cast<std::size_t>(std::max<index_t>(n, 1));
-  return (14 * m * sizeof(R) + 21 * m * 8 + 35 * 8 + sizeof(R) - 1) / sizeof(R);
+  return (14 * m * sizeof(R) + 19 * m * 8 + 32 * 8 + sizeof(R) - 1) / sizeof(R);
 }
 template <class R>
 std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
@@ -378,19 +378,18 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
       const index_t count = static_cast<index_t>(leaves.size());
       width = 0;
       for (const auto& b : leaves) width = std::max(width, b.m);
-      // Leaf b (in divide's order, not by lo) is the batch's matrix b.
-      std::vector<index_t> first_h(count), size_h(count);
+      // Leaf b (in divide's order, not by lo) is the batch's matrix b; its
+      // size is leaf_m at its first column.
+      std::vector<index_t> first_h(count);
       for (index_t b = 0; b < count; ++b) {
         first_h[b] = leaves[b].lo;
-        size_h[b] = leaves[b].m;
         for (index_t j = leaves[b].lo; j < leaves[b].lo + leaves[b].m; ++j)
           base_h[j] = (b * width + j - leaves[b].lo) * width;
       }
       const auto leaf_d = take_r(n), leaf_e = take_r(n), leaf_w = take_r(2 * n);
-      const auto leaf_first = take_i(n), leaf_size = take_i(n);
+      const auto leaf_first = take_i(n);
       const auto leaf_info = carver.template take<int>(count);
       to_device(leaf_first, first_h);
-      to_device(leaf_size, size_h);
       Kokkos::deep_copy(space, Kokkos::subview(leaf_d, std::make_pair(index_t(0), n)),
                         Kokkos::subview(d, std::make_pair(index_t(0), n)));
       if (n > 1)
@@ -401,7 +400,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
           "keig::stedc::leaf_matrices", Kokkos::RangePolicy<ExecSpace>(space, 0, count * width * width),
           KOKKOS_LAMBDA(const index_t x) {
             const index_t b = x / (width * width), j = x / width % width, i = x % width;
-            const index_t lo = leaf_first(b), m = leaf_size(b);
+            const index_t lo = leaf_first(b), m = leaf_m(lo);
             R v = i == j ? R(8) : R(0);
             if (i < m && j < m) {
               v = R(0);
