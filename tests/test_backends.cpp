@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "keig/backends/cuda.hpp"
@@ -203,14 +204,18 @@ TYPED_TEST(Backends, SymmLowerSkinny) {
   }
 }
 
-// bt_sb2st's window kernel on its own (CUDA, real double): random V and W
+// bt_sb2st's window kernel on its own (CUDA, real double or float V, W and
+// Z): random V and W
 // with the sparsity the kernel relies on (V(r, j) only for j <= r < j + 64,
-// W(r, j) = 0 for r >= j + 64), packed in place by pack_band_blocks, then
+// W(r, j) = 0 for r >= j + 64), packed in place by pack_band_blocks (float
+// blocks widened to double there), then
 // applied by tiles of 16, 32, 64 and 128 columns (a part tile included) to blocks
 // that continue a window, start a new one, and reach past Z's last row;
-// against Z(rows, :) -= W (V^T Z(rows, :)) block by block on the host. Bad
-// strides, alignment and block heights are refused naming the argument.
-template <class S>
+// against Z(rows, :) -= W (V^T Z(rows, :)) block by block on the host, in
+// double from the same (float) entries: a float Z differs only by its
+// roundings as rows leave the window. Bad strides, alignment and block
+// heights are refused naming the argument.
+template <class S, class R>
 void check_band_blocks() {
   if constexpr (!backends::is_cuda_space_v<S>) {
     GTEST_SKIP() << "the window kernel is CUDA's (other spaces run bt_sb2st's batched gemms)";
@@ -225,19 +230,22 @@ void check_band_blocks() {
       for (int columns : {16, 32, 64, 128}) {
         SCOPED_TRACE("b=" + std::to_string(b) + " columns=" + std::to_string(columns));
         const index_t ldv = b + 63;
-        const index_t stride = backends::cuda::band_block_min_stride(ldv);
+        const index_t stride = backends::cuda::band_block_min_stride(ldv, static_cast<int>(sizeof(R)));
         const std::vector<index_t> rows0 = {1, 1 + b, 1 + 2 * b, 0, b, 2 * b, n - 40};
         const index_t count = static_cast<index_t>(rows0.size());
-        Kokkos::View<double*, Kokkos::HostSpace> vh("v", count * stride), wh("w", count * stride);
+        Kokkos::View<R*, Kokkos::HostSpace> vh("v", count * stride), wh("w", count * stride);
         for (index_t q = 0; q < count; ++q)
           for (index_t j = 0; j < 64; ++j)
             for (index_t r = 0; r < ldv; ++r) {
               // scaled so that the seven blocks keep Z's entries of order one
-              vh(q * stride + r + j * ldv) = r >= j && r < j + 64 ? uniform(rng) / 16 : 0.0;
-              wh(q * stride + r + j * ldv) = r < j + 64 ? uniform(rng) / 16 : 0.0;
+              vh(q * stride + r + j * ldv) = static_cast<R>(r >= j && r < j + 64 ? uniform(rng) / 16 : 0.0);
+              wh(q * stride + r + j * ldv) = static_cast<R>(r < j + 64 ? uniform(rng) / 16 : 0.0);
             }
-        HostMatrix<double> z = random_matrix<double>(n, m, 42);
-        const auto zd = to_space(z);
+        const HostMatrix<R> z0 = random_matrix<R>(n, m, 42);
+        HostMatrix<double> z("z", n, m);
+        for (index_t c = 0; c < m; ++c)
+          for (index_t r = 0; r < n; ++r) z(r, c) = static_cast<double>(z0(r, c));
+        const auto zd = to_space(z0);
         // The host reference, block by block in list order.
         for (index_t q = 0; q < count; ++q) {
           const index_t r0 = rows0[q], rows = std::min(ldv, n - r0);
@@ -257,12 +265,19 @@ void check_band_blocks() {
         for (index_t q = 0; q < count; ++q) list_h(q) = BandBlock{q, rows0[q]};
         auto list = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), list_h);
         backends::cuda::pack_band_blocks(ctx, count, vd.data(), wd.data(), ldv, stride);
-        backends::cuda::apply_band_blocks(ctx, list.data(), count, vd.data(), wd.data(), ldv, stride, zd.data(), n, n,
-                                          m, columns);
-        double scale = 1.0;
+        // The packed blocks are doubles: block q at q * stride * sizeof(R) / 8.
+        const index_t packed_stride = stride * index_t(sizeof(R)) / 8;
+        backends::cuda::apply_band_blocks(ctx, list.data(), count, reinterpret_cast<const double*>(vd.data()),
+                                          reinterpret_cast<const double*>(wd.data()), ldv, packed_stride, zd.data(),
+                                          n, n, m, columns);
+        double scale = 1.0, diff = 0.0;
+        const auto zr = to_host(zd);
         for (index_t c = 0; c < m; ++c)
-          for (index_t r = 0; r < n; ++r) scale = std::max(scale, std::abs(z(r, c)));
-        EXPECT_LE(max_diff(to_host(zd), z), 1e-13 * scale);
+          for (index_t r = 0; r < n; ++r) {
+            scale = std::max(scale, std::abs(z(r, c)));
+            diff = std::max(diff, std::abs(static_cast<double>(zr(r, c)) - z(r, c)));
+          }
+        EXPECT_LE(diff, (std::is_same_v<R, float> ? 1e-5 : 1e-13) * scale);
         const auto expect_refused = [&](const std::string& argument, index_t bad_ldv, index_t bad_stride, int shift) {
           try {
             backends::cuda::pack_band_blocks(ctx, count, vd.data() + shift, wd.data(), bad_ldv, bad_stride);
@@ -271,14 +286,15 @@ void check_band_blocks() {
             EXPECT_EQ(error.argument(), argument) << error.what();
           }
         };
-        expect_refused("stride", ldv, stride - 2, 0);
+        expect_refused("stride", ldv, stride - 16 / static_cast<index_t>(sizeof(R)), 0);
         expect_refused("v", ldv, stride, 1);
         expect_refused("ldv", 129, 129 * 64, 0);
       }
   }
 }
 
-TEST(BandBlocks, PackedApplyMatchesHostProduct) { check_band_blocks<Space>(); }
+TEST(BandBlocks, PackedApplyMatchesHostProduct) { check_band_blocks<Space, double>(); }
+TEST(BandBlocks, PackedApplyWidensFloat) { check_band_blocks<Space, float>(); }
 
 TYPED_TEST(Backends, PotrfFactorsAndReportsTheMinor) {
   using T = TypeParam;

@@ -257,7 +257,7 @@ TYPED_TEST(Sb2st, ReducesBandToTridiagonalWithUnitaryQ) {
       // Both back-transformation variants: Q2 = bt(I).
       auto q = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
       auto q1 = to_space(generate<T>(MatrixKind::Identity, n, 1).a);
-      SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size(n, b));
+      SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size<T>(n, b));
       stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(q),
                                          to_vector<Space>(bwork));
       stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), to_matrix<Space>(q1));
@@ -312,7 +312,7 @@ TYPED_TEST(Sb2st, BlockedMatchesReflectorsOverColumnChunks) {
       for (index_t i = 0; i < n; ++i) zh(i, j) = random_scalar<T>(rng);
     auto zb = to_space(zh), zr = to_space(zh);
     const auto window = [&](const SpaceMatrix<T>& full_z) { return columns(to_matrix<Space>(full_z), 2, m); };
-    SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size(n, b, c.chunk < m ? c.chunk : m));
+    SpaceVector<T> bwork("bwork", stages::bt_sb2st_workspace_size<T>(n, b, c.chunk < m ? c.chunk : m));
     stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), window(zb), to_vector<Space>(bwork), c.chunk);
     stages::bt_sb2st_reflectors<T, Space>(Space(), b, to_matrix<Space>(store), window(zr));
     Kokkos::fence();
@@ -352,7 +352,7 @@ struct BlockedReference {
     stages::BtSb2stTuning sized = tuning;
     sized.chunk = std::min(tuning.chunk, m);
     auto zb = to_space(z);
-    SpaceVector<T> work("bwork", stages::bt_sb2st_workspace_size(n, b, sized));
+    SpaceVector<T> work("bwork", stages::bt_sb2st_workspace_size<T>(n, b, sized));
     stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(zb), to_vector<Space>(work),
                                        tuning);
     Kokkos::fence();
@@ -450,7 +450,7 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   const index_t n = 40, b = 4, m = 3;
   SpaceMatrix<T> store("store", n, n), z("z", n, m);
   Kokkos::deep_copy(z, T(1));
-  SpaceVector<T> work("work", stages::bt_sb2st_workspace_size(n, b));
+  SpaceVector<T> work("work", stages::bt_sb2st_workspace_size<T>(n, b));
   const auto expect_refused = [&](const stages::BtSb2stTuning& tuning, const std::string& argument) {
     try {
       stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(z), to_vector<Space>(work),
@@ -463,20 +463,20 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   stages::BtSb2stTuning tuning;
   tuning.sweeps_per_block = 0;
   expect_refused(tuning, "sweeps_per_block");
-  EXPECT_THROW(stages::bt_sb2st_workspace_size(n, b, tuning), InvalidArgument);
+  EXPECT_THROW(stages::bt_sb2st_workspace_size<T>(n, b, tuning), InvalidArgument);
   tuning.sweeps_per_block = -3;
   expect_refused(tuning, "sweeps_per_block");
   tuning = stages::BtSb2stTuning{};
   tuning.chunk = 0;
   expect_refused(tuning, "chunk");
-  EXPECT_THROW(stages::bt_sb2st_workspace_size(n, b, tuning), InvalidArgument);
+  EXPECT_THROW(stages::bt_sb2st_workspace_size<T>(n, b, tuning), InvalidArgument);
   EXPECT_THROW((stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(z),
                                                    to_vector<Space>(work), index_t(0))),
                InvalidArgument);
   tuning = stages::BtSb2stTuning{};
   tuning.waves_per_batch = 0;
   expect_refused(tuning, "waves_per_batch");
-  EXPECT_THROW(stages::bt_sb2st_workspace_size(n, b, tuning), InvalidArgument);
+  EXPECT_THROW(stages::bt_sb2st_workspace_size<T>(n, b, tuning), InvalidArgument);
   tuning = stages::BtSb2stTuning{};
   tuning.window_apply = true;
   tuning.window_columns = 96;

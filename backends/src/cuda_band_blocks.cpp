@@ -1,6 +1,9 @@
 // bt_sb2st's sweep blocks applied to Z by column tiles on the FP64 tensor
 // cores (CUDA; PTX mma m16n8k4 f64 on compute capability 9.0, two m8n8k4 on
-// 8.x).
+// 8.x). Z is double or float: a float Z's rows are widened as they enter the
+// shared-memory window and rounded as they leave it, so float runs the same
+// FP64 products (there is no FP32 tensor-core product, and TF32's 10-bit
+// mantissa would lose float's accuracy) and moves half the bytes of Z.
 //
 // Each thread block owns 64 (or 128, 32, 16) columns of Z and walks the whole list
 // of blocks in order. A block (group g, step k) touches rows [row0, row0 +
@@ -72,14 +75,17 @@ static_assert(w_first_step(4) == 0 && w_first_step(5) > 0, "pack_band_blocks_ker
 // One thread block per (block, V or W): each thread gathers its entries of
 // the packed order from the column-major block into registers (a warp's
 // loads fill whole 32-byte sectors: 4 rows of 4 or 8 columns), and once the
-// whole block is read writes them back contiguously over the same entries.
+// whole block is read writes them back contiguously over the same storage,
+// as doubles (float blocks are widened here: their stride leaves room).
 // H200, n = 16384: 53 us a batch of 16 waves (2.5 ms in all).
 constexpr int kPackThreads = 256;
-__global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(double* __restrict__ v, double* __restrict__ w,
+template <class S>
+__global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __restrict__ v, S* __restrict__ w,
                                                                         int ldv, index_t stride) {
   constexpr int kPerThread = static_cast<int>((band_block_packed_entries + kPackThreads - 1) / kPackThreads);
   const bool is_v = blockIdx.y == 0;
-  double* const base = (is_v ? v : w) + index_t(blockIdx.x) * stride;
+  S* const base = (is_v ? v : w) + index_t(blockIdx.x) * stride;
+  double* const packed = reinterpret_cast<double*>(base);
   const int entries = is_v ? 4 * kVSteps * 64 : static_cast<int>(band_block_packed_entries);
   double mine[kPerThread];
 #pragma unroll
@@ -105,13 +111,13 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(double* 
         col = 4 * (w_first_step(i) + step - offset) + t;
       }
     }
-    mine[j] = row < ldv ? base[row + index_t(col) * ldv] : 0.0;
+    mine[j] = row < ldv ? static_cast<double>(base[row + index_t(col) * ldv]) : 0.0;
   }
   __syncthreads();  // every entry of the block is read before any is overwritten
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int e = static_cast<int>(threadIdx.x) + kPackThreads * j;
-    if (e < entries) base[e] = mine[j];
+    if (e < entries) packed[e] = mine[j];
   }
 }
 
@@ -124,10 +130,12 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(double* 
 // warps did the 128 columns): all 16 warps of a multiprocessor then wait at
 // the same barriers, where two thread blocks overlap one's waits with the
 // other's products. Thread block b owns Z's columns [b Cols, (b + 1) Cols).
-template <int Cols>
+// ZT: Z's scalar; a float Z's rows are widened to double as they enter the
+// window and rounded back as they leave it (all arithmetic in FP64).
+template <int Cols, class ZT>
 __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
     band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
-                       const double* __restrict__ wbase, int ldv, index_t stride, double* __restrict__ z, index_t ldz,
+                       const double* __restrict__ wbase, int ldv, index_t stride, ZT* __restrict__ z, index_t ldz,
                        index_t n, index_t m) {
   constexpr int kCols = Cols, kLd = row_stride(Cols), kThreads = block_threads(Cols), kWarps = kThreads / 32;
   extern __shared__ double shared[];
@@ -136,7 +144,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, q = lane >> 2, t = lane & 3;
   const index_t c0 = index_t(blockIdx.x) * kCols;
   const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
-  double* const zt = z + c0 * ldz;
+  ZT* const zt = z + c0 * ldz;
   const auto slot = [](index_t r) { return static_cast<int>(r & (kSlots - 1)); };
   // Column c of window slot sl lives at sl * kLd + (c ^ swz(sl)).
   const auto swz = [](int sl) { return (sl & 2) << 1; };
@@ -160,7 +168,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   constexpr int kStep = 8 * kRowSplit;  // rows from one of a thread's rows to its next
   const int lr = lane & 7, first_row = lr + 8 * (warp / kColumnWarps);
   int my_col[kMine];
-  double* my_z[kMine];  // clamped to a valid column: loads of absent columns are predicated off
+  ZT* my_z[kMine];  // clamped to a valid column: loads of absent columns are predicated off
 #pragma unroll
   for (int j = 0; j < kMine; ++j) {
     my_col[j] = 4 * (warp % kColumnWarps) + (lane >> 3) + 4 * kWarps * j;
@@ -174,7 +182,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
       const double* const zrow = zs + sl * kLd;
 #pragma unroll
       for (int j = 0; j < kMine; ++j)
-        if (my_col[j] < cols) my_z[j][from + r] = zrow[my_col[j] ^ swz(sl)];
+        if (my_col[j] < cols) my_z[j][from + r] = static_cast<ZT>(zrow[my_col[j] ^ swz(sl)]);
     }
   };
   // Loads in batches of 16 per thread (kOctets row octets), all issued
@@ -189,7 +197,8 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
     for (int o = 0; o < kOctets; ++o) {
       const int r = first + first_row + kStep * o;
 #pragma unroll
-      for (int j = 0; j < kMine; ++j) buf[o][j] = (r < in_z && my_col[j] < cols) ? my_z[j][from + r] : 0.0;
+      for (int j = 0; j < kMine; ++j)
+        buf[o][j] = (r < in_z && my_col[j] < cols) ? static_cast<double>(my_z[j][from + r]) : 0.0;
     }
   };
   const auto place = [&](index_t from, index_t to, int first, const Batch& buf) {
@@ -407,40 +416,43 @@ bool band_blocks_supported(const CudaContext& ctx) {
 }
 
 namespace {
-// The checks pack_band_blocks and apply_band_blocks share.
-void check_packed_blocks(const char* who, const CudaContext& ctx, const double* v, const double* w, index_t ldv,
-                         index_t stride) {
+// The checks pack_band_blocks and apply_band_blocks share: stride in entries
+// of scalar_bytes, at least `least` of them, a whole number of 16 bytes.
+void check_packed_blocks(const char* who, const CudaContext& ctx, const void* v, const void* w, index_t ldv,
+                         index_t stride, index_t least, int scalar_bytes) {
   const std::string name(who);
   if (ldv < 1 || ldv > kSlots)
     throw InvalidArgument("ldv", name + ": blocks need 1 to " + std::to_string(kSlots) + " rows, got " +
                                      std::to_string(ldv));
-  const index_t least = band_block_min_stride(ldv);
-  if (stride < least || stride % 2 != 0)
-    throw InvalidArgument("stride", name + ": blocks need an even stride of at least " + std::to_string(least) +
-                                        " entries, got " + std::to_string(stride));
+  const int per16 = 16 / scalar_bytes;
+  if (stride < least || stride % per16 != 0)
+    throw InvalidArgument("stride", name + ": blocks need a stride of at least " + std::to_string(least) +
+                                        " entries, a multiple of " + std::to_string(per16) + ", got " +
+                                        std::to_string(stride));
   if (reinterpret_cast<std::uintptr_t>(v) % 16 != 0 || reinterpret_cast<std::uintptr_t>(w) % 16 != 0)
     throw InvalidArgument("v", name + ": V and W must start on 16-byte boundaries");
   if (!band_blocks_supported(ctx))
     throw InvalidArgument("space", name + ": needs compute capability 8.0 and " + std::to_string(shared_bytes(128)) +
                                        " bytes of shared memory per block");
 }
-}  // namespace
 
-void pack_band_blocks(const CudaContext& ctx, index_t count, double* v, double* w, index_t ldv, index_t stride) {
-  check_packed_blocks("pack_band_blocks", ctx, v, w, ldv, stride);
+template <class S>
+void pack_blocks(const CudaContext& ctx, index_t count, S* v, S* w, index_t ldv, index_t stride) {
+  check_packed_blocks("pack_band_blocks", ctx, v, w, ldv, stride,
+                      band_block_min_stride(ldv, static_cast<int>(sizeof(S))), static_cast<int>(sizeof(S)));
   if (count == 0) return;
-  pack_band_blocks_kernel<<<dim3(static_cast<unsigned>(count), 2), kPackThreads, 0, ctx.space().cuda_stream()>>>(
+  pack_band_blocks_kernel<S><<<dim3(static_cast<unsigned>(count), 2), kPackThreads, 0, ctx.space().cuda_stream()>>>(
       v, w, static_cast<int>(ldv), stride);
   detail::check_cuda("pack_band_blocks_kernel launch", cudaGetLastError());
 }
 
-void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
-                       const double* w, index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m,
-                       int columns) {
+template <class ZT>
+void apply_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v, const double* w,
+                  index_t ldv, index_t stride, ZT* z, index_t ldz, index_t n, index_t m, int columns) {
   if (columns != 16 && columns != 32 && columns != 64 && columns != 128)
     throw InvalidArgument("columns",
                           "apply_band_blocks: tiles of 16, 32, 64 or 128 columns, got " + std::to_string(columns));
-  check_packed_blocks("apply_band_blocks", ctx, v, w, ldv, stride);
+  check_packed_blocks("apply_band_blocks", ctx, v, w, ldv, stride, band_block_packed_entries, 8);
   if (ldz < n) throw InvalidArgument("ldz", "apply_band_blocks: ldz must be >= n");
   if (count == 0 || m == 0 || n == 0) return;
   const auto launch = [&](auto kernel, int cols) {
@@ -453,11 +465,29 @@ void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t co
     detail::check_cuda("band_blocks_kernel launch", cudaGetLastError());
   };
   switch (columns) {
-    case 16: launch(band_blocks_kernel<16>, 16); break;
-    case 32: launch(band_blocks_kernel<32>, 32); break;
-    case 64: launch(band_blocks_kernel<64>, 64); break;
-    default: launch(band_blocks_kernel<128>, 128); break;
+    case 16: launch(band_blocks_kernel<16, ZT>, 16); break;
+    case 32: launch(band_blocks_kernel<32, ZT>, 32); break;
+    case 64: launch(band_blocks_kernel<64, ZT>, 64); break;
+    default: launch(band_blocks_kernel<128, ZT>, 128); break;
   }
+}
+}  // namespace
+
+void pack_band_blocks(const CudaContext& ctx, index_t count, double* v, double* w, index_t ldv, index_t stride) {
+  pack_blocks(ctx, count, v, w, ldv, stride);
+}
+void pack_band_blocks(const CudaContext& ctx, index_t count, float* v, float* w, index_t ldv, index_t stride) {
+  pack_blocks(ctx, count, v, w, ldv, stride);
+}
+void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
+                       const double* w, index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m,
+                       int columns) {
+  apply_blocks(ctx, list, count, v, w, ldv, stride, z, ldz, n, m, columns);
+}
+void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
+                       const double* w, index_t ldv, index_t stride, float* z, index_t ldz, index_t n, index_t m,
+                       int columns) {
+  apply_blocks(ctx, list, count, v, w, ldv, stride, z, ldz, n, m, columns);
 }
 
 }  // namespace keig::backends::cuda

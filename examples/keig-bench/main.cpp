@@ -1032,7 +1032,7 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
     const auto blocked = [&](const st::BtSb2stTuning& tuning) {
       st::BtSb2stTuning sized = tuning;
       sized.chunk = std::min(tuning.chunk, m);
-      auto work = keig::allocate_vector<T>(space, "keig::bench::bt_work", st::bt_sb2st_workspace_size(n, b, sized));
+      auto work = keig::allocate_vector<T>(space, "keig::bench::bt_work", st::bt_sb2st_workspace_size<T>(n, b, sized));
       const keig::Vector<T, Space> wv = work;
       return best_of_2([&] { st::bt_sb2st_blocked<T, Space>(ctx, b, store, z, wv, tuning); });
     };

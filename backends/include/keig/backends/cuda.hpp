@@ -17,12 +17,15 @@ namespace keig::backends::cuda {
 struct BandBlock {
   std::int64_t q, row0;
 };
-// Entries of a block's V or W in the order the window kernel reads them
-// (pack_band_blocks), and the least stride from one block's V (or W) to the
-// next's: room for either the column-major ldv x 64 or the packed order.
+// Entries (doubles) of a block's V or W in the order the window kernel reads
+// them (pack_band_blocks), and the least stride, in entries of the blocks'
+// scalar (double, or float: scalar_bytes 4), from one block's V (or W) to the
+// next's: room for either the column-major ldv x 64 or the packed order,
+// which is always double (float blocks are widened as they are packed).
 constexpr std::int64_t band_block_packed_entries = 6656;
-constexpr std::int64_t band_block_min_stride(std::int64_t ldv) {
-  return ldv * 64 > band_block_packed_entries ? ldv * 64 : band_block_packed_entries;
+constexpr std::int64_t band_block_min_stride(std::int64_t ldv, int scalar_bytes = 8) {
+  const std::int64_t packed = band_block_packed_entries * 8 / scalar_bytes;
+  return ldv * 64 > packed ? ldv * 64 : packed;
 }
 }  // namespace keig::backends::cuda
 
@@ -67,21 +70,28 @@ template <class T>
 template <class R>
 void syevj_batched(const CudaContext&, index_t m, index_t batch, R* a, R* w, int* info);
 
-// bt_sb2st's sweep blocks on Z (n x m, real double) in list order: for each,
-// Z(row0 : row0 + ldv, :) -= W (V^T Z(row0 : row0 + ldv, :)) with V, W
-// ldv x 64 (ldv <= 128, zero where the block has no rows), by tiles of
+// bt_sb2st's sweep blocks on Z (n x m, real double or float) in list order:
+// for each, Z(row0 : row0 + ldv, :) -= W (V^T Z(row0 : row0 + ldv, :)) with
+// V, W ldv x 64 (ldv <= 128, zero where the block has no rows), by tiles of
 // columns (64 or 128; 16 or 32 for a remainder of columns that would
 // fill a round of wider tiles poorly) of Z whose block rows stay in shared
-// memory (FP64 tensor cores). list lives in device memory. band_blocks_supported:
+// memory (FP64 tensor cores; a float Z is widened as its rows enter and
+// rounded as they leave). list lives in device memory. band_blocks_supported:
 // compute capability 8.0 or newer with the kernel's shared memory.
-// pack_band_blocks rewrites blocks 0 .. count - 1 (column-major V and W,
-// leading dimension ldv, block q at q * stride, stride >=
-// band_block_min_stride(ldv), 16-byte aligned) in place into the order
-// apply_band_blocks reads; after it they are no longer column-major.
+// pack_band_blocks rewrites blocks 0 .. count - 1 (column-major V and W of
+// T = double or float, leading dimension ldv, block q at q * stride entries
+// of T, stride >= band_block_min_stride(ldv, sizeof(T)) and a whole number of
+// 16 bytes, 16-byte aligned) in place into the packed double order
+// apply_band_blocks reads (block q then at q * stride * sizeof(T) / 8
+// doubles); after it they are no longer column-major.
 bool band_blocks_supported(const CudaContext&);
 void pack_band_blocks(const CudaContext&, index_t count, double* v, double* w, index_t ldv, index_t stride);
+void pack_band_blocks(const CudaContext&, index_t count, float* v, float* w, index_t ldv, index_t stride);
+// v, w: packed blocks, block q at q * stride doubles.
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int columns);
+void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
+                       index_t ldv, index_t stride, float* z, index_t ldz, index_t n, index_t m, int columns);
 
 // X = A V for a real symmetric A (m x m, lower triangle referenced) and V,
 // X m x k, k <= 64, on the FP64 tensor cores, a thread block per 64 rows of

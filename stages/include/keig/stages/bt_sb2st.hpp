@@ -366,7 +366,7 @@ struct BtSb2stTuning {
   // Z -= (V T) (V^H Z): W = V T once per block and wave, then two gemms per
   // chunk instead of three (no Y round trip). W replaces Y in the workspace.
   bool fold_t = false;
-  // With fold_t on CUDA devices, real double, sigma = 64 and b <= 65: apply
+  // With fold_t on CUDA devices, real double or float, sigma = 64 and b <= 65: apply
   // each batch of waves with one kernel in which every thread block keeps
   // window_columns (64 or 128) columns of Z's block rows in shared memory
   // and walks the batch's blocks group by group
@@ -473,12 +473,21 @@ inline index_t bt_sb2st_sigma(index_t n, index_t sigma) {
   return sigma < sweeps ? sigma : sweeps;
 }
 
-// Entries from one block's V (and W) to the next's in the workspace: with
-// fold_t and sigma = 64 room for the window kernel's packed order as well
-// (backends::cuda::pack_band_blocks), which needs more than ldv x 64 for
-// b < 41.
-inline index_t bt_sb2st_factor_stride(index_t ldv, index_t sigma, bool fold) {
-  return fold && sigma == 64 ? backends::cuda::band_block_min_stride(ldv) : ldv * sigma;
+// The scalars bt_sb2st's window kernel applies (FP64 tensor cores; a float
+// Z is widened in shared memory).
+template <class T>
+inline constexpr bool bt_sb2st_window_scalar = std::is_same_v<T, double> || std::is_same_v<T, float>;
+
+// Entries from one block's V (and W) to the next's in the workspace: for the
+// window kernel's scalars with fold_t and sigma = 64 room for its packed
+// order as well (backends::cuda::pack_band_blocks, always doubles), which
+// needs more than ldv x 64 entries for b < 41 in double and for every b <= 65
+// in float.
+template <class T>
+index_t bt_sb2st_factor_stride(index_t ldv, index_t sigma, bool fold) {
+  if (fold && sigma == 64 && bt_sb2st_window_scalar<T>)
+    return backends::cuda::band_block_min_stride(ldv, static_cast<int>(sizeof(T)));
+  return ldv * sigma;
 }
 
 inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
@@ -533,20 +542,25 @@ inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) { return bt_sb2st_wave
 // sigma, at least the window kernel's packed size with fold_t and sigma =
 // 64) and with fold_t W = V T (as V); per block of one wave X (sigma x
 // chunk) and without fold_t Y (as X). O(n (waves_per_batch (b + sigma) + chunk)).
-inline index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tuning) {
+template <class T>
+index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tuning) {
   const index_t slots = bt_sb2st_wave_blocks(n, b, tuning);  // validates the tuning
   const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
   const index_t ldv = (b > 0 ? b : 1) + sigma - 1;
-  const index_t stride = detail::bt_sb2st_factor_stride(ldv, sigma, tuning.fold_t);
+  const index_t stride = detail::bt_sb2st_factor_stride<T>(ldv, sigma, tuning.fold_t);
   const index_t factors = tuning.waves_per_batch * (sigma * sigma + stride * (tuning.fold_t ? 2 : 1));
   return slots * (factors + sigma * (tuning.chunk + (tuning.fold_t ? 0 : tuning.chunk)));
 }
-inline index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
+template <class T>
+index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
   BtSb2stTuning tuning;
   tuning.chunk = chunk > 0 ? chunk : 1;
-  return bt_sb2st_workspace_size(n, b, tuning);
+  return bt_sb2st_workspace_size<T>(n, b, tuning);
 }
-inline index_t bt_sb2st_workspace_size(index_t n, index_t b) { return bt_sb2st_workspace_size(n, b, BtSb2stTuning{}); }
+template <class T>
+index_t bt_sb2st_workspace_size(index_t n, index_t b) {
+  return bt_sb2st_workspace_size<T>(n, b, BtSb2stTuning{});
+}
 
 // Per batch of waves: form every block's V (dense, zero outside the
 // parallelogram) and T in team kernels (plus the batched gemm G = V^H V for
@@ -587,8 +601,8 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const index_t cw = tuning.chunk < m ? tuning.chunk : (m > 0 ? m : 1);  // columns per gemm
   BtSb2stTuning sized = tuning;
   sized.chunk = cw;
-  if (static_cast<index_t>(work.extent(0)) < bt_sb2st_workspace_size(n, b, sized))
-    throw InvalidArgument("work", "bt_sb2st: needs bt_sb2st_workspace_size(n, b, tuning) entries");
+  if (static_cast<index_t>(work.extent(0)) < bt_sb2st_workspace_size<T>(n, b, sized))
+    throw InvalidArgument("work", "bt_sb2st: needs bt_sb2st_workspace_size<T>(n, b, tuning) entries");
   if (n < 2 || m == 0) return;
   const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
   const bool dots = tuning.t_factor == BtSb2stTFactor::Dots, fold = tuning.fold_t;
@@ -597,10 +611,10 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const size_t column_bytes = Columns::scratch_bytes(sigma);
   const detail::SweepBlock<T, ExecSpace> blocks{reflectors, n, b, sigma};
   const index_t groups = (n - 2) / sigma + 1, kmax = sb2st_steps(n, b, 0) - 1;
-  // The window kernel (CUDA, real double) takes Z's first mw columns, the
-  // batched gemms the mg after them.
+  // The window kernel (CUDA, real double or float) takes Z's first mw
+  // columns, the batched gemms the mg after them.
   bool window = false;
-  if constexpr (backends::is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>)
+  if constexpr (backends::is_cuda_space_v<ExecSpace> && detail::bt_sb2st_window_scalar<T>)
     window = tuning.window_apply && fold && sigma == 64 && ldv <= 128 && backends::cuda::band_blocks_supported(ctx) &&
              reinterpret_cast<std::uintptr_t>(work.data()) % 16 == 0;  // its packed V and W are read 16 bytes a lane
   const index_t mw = !window ? 0 : (tuning.window_tiles > 0 ? std::min(m, tuning.window_tiles * tuning.window_columns) : m);
@@ -613,7 +627,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const index_t batch = tuning.waves_per_batch, factor_slots = batch * slots;
   // Block q of a batch (its waves' blocks in order) keeps T, V and W at
   // position q of the first three; block p of a wave X and Y at position p.
-  const index_t stride = detail::bt_sb2st_factor_stride(ldv, sigma, fold);  // V's and W's block to block
+  const index_t stride = detail::bt_sb2st_factor_stride<T>(ldv, sigma, fold);  // V's and W's block to block
   T* const tbase = work.data();
   T* const vbase = tbase + factor_slots * sigma * sigma;
   T* const wbase = vbase + factor_slots * stride;  // fold_t only
@@ -892,15 +906,19 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       }
     }
     // 3. The window kernel on its columns, after the gemms: its packing
-    // overwrites the column-major V and W they read.
-    if constexpr (backends::is_cuda_space_v<ExecSpace> && std::is_same_v<T, double>) {
+    // overwrites the column-major V and W they read, with doubles (a float
+    // block's stride leaves room for them).
+    if constexpr (backends::is_cuda_space_v<ExecSpace> && detail::bt_sb2st_window_scalar<T>) {
       if (window) {
         backends::cuda::pack_band_blocks(ctx, count, vbase, wbase, ldv, stride);
-        backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vbase, wbase, ldv, stride, z.data(),
-                                          ldz, n, mw, tuning.window_columns);
+        const double* const vpacked = reinterpret_cast<const double*>(vbase);
+        const double* const wpacked = reinterpret_cast<const double*>(wbase);
+        const index_t packed_stride = stride * index_t(sizeof(T)) / index_t(sizeof(double));
+        backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vpacked, wpacked, ldv, packed_stride,
+                                          z.data(), ldz, n, mw, tuning.window_columns);
         if (mr > 0)
-          backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vbase, wbase, ldv, stride,
-                                            z.data() + mw * ldz, ldz, n, mr, tuning.remainder_columns);
+          backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vpacked, wpacked, ldv,
+                                            packed_stride, z.data() + mw * ldz, ldz, n, mr, tuning.remainder_columns);
       }
     }
   }
