@@ -365,8 +365,11 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // block columns), double: 0.81x at 4096 (earlier), 1.11x at 5120, 1.22x at
   // 5632, 1.49x at 8192 (earlier); float 1.09x / 1.20x / 1.31x at 5120 / 5632
   // / 6144, complex<double> 1.05x / 1.10x / 1.16x; complex<float> 0.88x /
-  // 0.95x / 1.00x there and 1.02x / 1.05x at 7168 / 8192 (earlier). The 1 %
-  // smallest pairs (keig's device inverse iteration against Xsyevdx): 0.89x
+  // 0.95x / 1.00x there and 1.02x / 1.05x at 7168 / 8192 (earlier); float
+  // since bt_sb2st's window kernel takes it (H100, 2026-11-24, twenty-first
+  // stop): 1.04x / 1.14x / 1.30x / 1.36x at 3584 / 4096 / 4608 / 5120, so
+  // float from 4608, not 4096 (on the H200 the peer gains more from its
+  // memory). The 1 % smallest pairs (keig's device inverse iteration against Xsyevdx): 0.89x
   // at 4096, 1.29x at 5120 (1.11-1.36x for the other types).
   // An index range of fewer than Sy2sbTuning::few_vectors pairs runs on the
   // band of 32 up to n = few_vectors_max_n (2026-11-23, fourth stop, then up
@@ -381,7 +384,7 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   if (!problem.generalized) {
     if (!problem.vectors) return n >= (single ? 5120 : 3072) ? Method::TwoStage : Method::Vendor;
     if (options.range.kind == Range::Kind::All)
-      return n >= (single && is_complex_v<T> ? 8192 : 5120) ? Method::TwoStage : Method::Vendor;
+      return n >= (single ? (is_complex_v<T> ? 8192 : 4608) : 5120) ? Method::TwoStage : Method::Vendor;
     return n >= (few_double_pairs ? 4096 : 5120) ? Method::TwoStage : Method::Vendor;
   }
   // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx, double:
