@@ -265,8 +265,7 @@ void check_band_blocks() {
         for (index_t q = 0; q < count; ++q) list_h(q) = BandBlock{q, rows0[q]};
         auto list = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), list_h);
         backends::cuda::pack_band_blocks(ctx, count, vd.data(), wd.data(), ldv, stride);
-        // The packed blocks are doubles: block q at q * stride * sizeof(R) / 8.
-        const index_t packed_stride = stride * index_t(sizeof(R)) / 8;
+        const index_t packed_stride = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(R)));
         backends::cuda::apply_band_blocks(ctx, list.data(), count, reinterpret_cast<const double*>(vd.data()),
                                           reinterpret_cast<const double*>(wd.data()), ldv, packed_stride, zd.data(),
                                           n, n, m, columns);

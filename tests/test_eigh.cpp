@@ -193,9 +193,9 @@ TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
 // the vendor below the crossovers; on hosts keig's two-stage pipeline for
 // eigenvalues only from n = 1500 and for subsets of vectors from 2000, its
 // one-stage pipeline for all vectors from 1000; on GPUs the two-stage
-// pipeline from n = 3072 (eigenvalues only), 5120 (subsets and all vectors,
-// float all vectors from 4608;
-// 4096 for an index range of fewer than 768 pairs in double precision),
+// pipeline from n = 3072 (eigenvalues only), 5120 (subsets and all vectors;
+// float with all vectors from 4608; an index range of fewer than 768 pairs
+// in double precision from 4096),
 // sizes not built here.
 TEST(EighAuto, RunsTheMeasuredMethod) {
   using T = double;

@@ -27,6 +27,11 @@ constexpr std::int64_t band_block_min_stride(std::int64_t ldv, int scalar_bytes 
   const std::int64_t packed = band_block_packed_entries * 8 / scalar_bytes;
   return ldv * 64 > packed ? ldv * 64 : packed;
 }
+// The stride in doubles of the packed blocks that pack_band_blocks leaves
+// from blocks of scalar_bytes entries `stride` apart (apply_band_blocks' stride).
+constexpr std::int64_t band_block_packed_stride(std::int64_t stride, int scalar_bytes) {
+  return stride * scalar_bytes / 8;
+}
 }  // namespace keig::backends::cuda
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -82,8 +87,8 @@ void syevj_batched(const CudaContext&, index_t m, index_t batch, R* a, R* w, int
 // T = double or float, leading dimension ldv, block q at q * stride entries
 // of T, stride >= band_block_min_stride(ldv, sizeof(T)) and a whole number of
 // 16 bytes, 16-byte aligned) in place into the packed double order
-// apply_band_blocks reads (block q then at q * stride * sizeof(T) / 8
-// doubles); after it they are no longer column-major.
+// apply_band_blocks reads (block q then at q * band_block_packed_stride(stride,
+// sizeof(T)) doubles); after it they are no longer column-major.
 bool band_blocks_supported(const CudaContext&);
 void pack_band_blocks(const CudaContext&, index_t count, double* v, double* w, index_t ldv, index_t stride);
 void pack_band_blocks(const CudaContext&, index_t count, float* v, float* w, index_t ldv, index_t stride);

@@ -913,7 +913,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
         backends::cuda::pack_band_blocks(ctx, count, vbase, wbase, ldv, stride);
         const double* const vpacked = reinterpret_cast<const double*>(vbase);
         const double* const wpacked = reinterpret_cast<const double*>(wbase);
-        const index_t packed_stride = stride * index_t(sizeof(T)) / index_t(sizeof(double));
+        const index_t packed_stride = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(T)));
         backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vpacked, wpacked, ldv, packed_stride,
                                           z.data(), ldz, n, mw, tuning.window_columns);
         if (mr > 0)
