@@ -204,17 +204,18 @@ TYPED_TEST(Backends, SymmLowerSkinny) {
   }
 }
 
-// bt_sb2st's window kernel on its own (CUDA, real double or float V, W and
-// Z): random V and W
-// with the sparsity the kernel relies on (V(r, j) only for j <= r < j + 64,
-// W(r, j) = 0 for r >= j + 64), packed in place by pack_band_blocks (float
-// blocks widened to double there), then
-// applied by tiles of 16, 32, 64 and 128 columns (a part tile included) to blocks
-// that continue a window, start a new one, and reach past Z's last row;
-// against Z(rows, :) -= W (V^T Z(rows, :)) block by block on the host, in
-// double from the same (float) entries: a float Z differs only by its
-// roundings as rows leave the window. Bad strides, alignment and block
-// heights are refused naming the argument.
+// bt_sb2st's window kernel on its own (CUDA; V, W and Z double, float,
+// complex<double> or complex<float>): random V and W with the sparsity the
+// kernel relies on (V(r, j) only for j <= r < j + 64, W(r, j) = 0 for r >=
+// j + 64), packed in place by pack_band_blocks (float blocks widened to
+// double there, complex ones as a real and an imaginary plane), then applied
+// by tiles of 16, 32, 64 and 128 window columns (a part tile included; a
+// complex tile holds half as many columns of Z) to blocks that continue a
+// window, start a new one, and reach past Z's last row; against Z(rows, :)
+// -= W (V^H Z(rows, :)) block by block on the host, in double from the same
+// (single-precision) entries: a float Z differs only by its roundings as
+// rows leave the window. Bad strides, alignment and block heights are
+// refused naming the argument.
 template <class S, class R>
 void check_band_blocks() {
   if constexpr (!backends::is_cuda_space_v<S>) {
@@ -223,6 +224,18 @@ void check_band_blocks() {
     backends::Context<S> ctx{S()};
     if (!backends::cuda::band_blocks_supported(ctx)) GTEST_SKIP() << "needs compute capability 8.0";
     using BandBlock = backends::cuda::BandBlock;
+    // The host reference's scalar: R's entries in double precision.
+    using Wide = std::conditional_t<is_complex_v<R>, Kokkos::complex<double>, double>;
+    const auto widen = [](R x) {
+      if constexpr (is_complex_v<R>) return Wide(x.real(), x.imag());
+      else return static_cast<double>(x);
+    };
+    const auto random_entry = [&](auto& rng, auto& uniform) {
+      // scaled so that the seven blocks keep Z's entries of order one
+      if constexpr (is_complex_v<R>) return R(uniform(rng) / 16, uniform(rng) / 16);
+      else return static_cast<R>(uniform(rng) / 16);
+    };
+    constexpr int planes = is_complex_v<R> ? 2 : 1;
     const index_t n = 300, m = 100;
     std::mt19937_64 rng(41);
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -230,33 +243,32 @@ void check_band_blocks() {
       for (int columns : {16, 32, 64, 128}) {
         SCOPED_TRACE("b=" + std::to_string(b) + " columns=" + std::to_string(columns));
         const index_t ldv = b + 63;
-        const index_t stride = backends::cuda::band_block_min_stride(ldv, static_cast<int>(sizeof(R)));
+        const index_t stride = backends::cuda::band_block_min_stride(ldv, static_cast<int>(sizeof(R)), planes);
         const std::vector<index_t> rows0 = {1, 1 + b, 1 + 2 * b, 0, b, 2 * b, n - 40};
         const index_t count = static_cast<index_t>(rows0.size());
         Kokkos::View<R*, Kokkos::HostSpace> vh("v", count * stride), wh("w", count * stride);
         for (index_t q = 0; q < count; ++q)
           for (index_t j = 0; j < 64; ++j)
             for (index_t r = 0; r < ldv; ++r) {
-              // scaled so that the seven blocks keep Z's entries of order one
-              vh(q * stride + r + j * ldv) = static_cast<R>(r >= j && r < j + 64 ? uniform(rng) / 16 : 0.0);
-              wh(q * stride + r + j * ldv) = static_cast<R>(r < j + 64 ? uniform(rng) / 16 : 0.0);
+              vh(q * stride + r + j * ldv) = r >= j && r < j + 64 ? random_entry(rng, uniform) : R(0);
+              wh(q * stride + r + j * ldv) = r < j + 64 ? random_entry(rng, uniform) : R(0);
             }
         const HostMatrix<R> z0 = random_matrix<R>(n, m, 42);
-        HostMatrix<double> z("z", n, m);
+        HostMatrix<Wide> z("z", n, m);
         for (index_t c = 0; c < m; ++c)
-          for (index_t r = 0; r < n; ++r) z(r, c) = static_cast<double>(z0(r, c));
+          for (index_t r = 0; r < n; ++r) z(r, c) = widen(z0(r, c));
         const auto zd = to_space(z0);
         // The host reference, block by block in list order.
         for (index_t q = 0; q < count; ++q) {
           const index_t r0 = rows0[q], rows = std::min(ldv, n - r0);
           for (index_t c = 0; c < m; ++c) {
-            double x[64];
+            Wide x[64];
             for (index_t j = 0; j < 64; ++j) {
-              x[j] = 0.0;
-              for (index_t r = 0; r < rows; ++r) x[j] += vh(q * stride + r + j * ldv) * z(r0 + r, c);
+              x[j] = Wide(0);
+              for (index_t r = 0; r < rows; ++r) x[j] += conjugate(widen(vh(q * stride + r + j * ldv))) * z(r0 + r, c);
             }
             for (index_t r = 0; r < rows; ++r)
-              for (index_t j = 0; j < 64; ++j) z(r0 + r, c) -= wh(q * stride + r + j * ldv) * x[j];
+              for (index_t j = 0; j < 64; ++j) z(r0 + r, c) -= widen(wh(q * stride + r + j * ldv)) * x[j];
           }
         }
         auto vd = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), vh);
@@ -273,20 +285,23 @@ void check_band_blocks() {
         const auto zr = to_host(zd);
         for (index_t c = 0; c < m; ++c)
           for (index_t r = 0; r < n; ++r) {
-            scale = std::max(scale, std::abs(z(r, c)));
-            diff = std::max(diff, std::abs(static_cast<double>(zr(r, c)) - z(r, c)));
+            scale = std::max(scale, std::sqrt(abs_squared(z(r, c))));
+            diff = std::max(diff, std::sqrt(abs_squared(widen(zr(r, c)) - z(r, c))));
           }
-        EXPECT_LE(diff, (std::is_same_v<R, float> ? 1e-5 : 1e-13) * scale);
+        EXPECT_LE(diff, (std::is_same_v<real_t<R>, float> ? 1e-5 : 1e-13) * scale);
+        // shift: bytes off V's start (8: no longer on a 16-byte boundary;
+        // the kernel is not launched, only the address is checked).
         const auto expect_refused = [&](const std::string& argument, index_t bad_ldv, index_t bad_stride, int shift) {
           try {
-            backends::cuda::pack_band_blocks(ctx, count, vd.data() + shift, wd.data(), bad_ldv, bad_stride);
+            R* const v = reinterpret_cast<R*>(reinterpret_cast<char*>(vd.data()) + shift);
+            backends::cuda::pack_band_blocks(ctx, count, v, wd.data(), bad_ldv, bad_stride);
             ADD_FAILURE() << "no exception for " << argument;
           } catch (const InvalidArgument& error) {
             EXPECT_EQ(error.argument(), argument) << error.what();
           }
         };
         expect_refused("stride", ldv, stride - 16 / static_cast<index_t>(sizeof(R)), 0);
-        expect_refused("v", ldv, stride, 1);
+        expect_refused("v", ldv, stride, 8);
         expect_refused("ldv", 129, 129 * 64, 0);
       }
   }
@@ -294,6 +309,8 @@ void check_band_blocks() {
 
 TEST(BandBlocks, PackedApplyMatchesHostProduct) { check_band_blocks<Space, double>(); }
 TEST(BandBlocks, PackedApplyWidensFloat) { check_band_blocks<Space, float>(); }
+TEST(BandBlocks, PackedApplyComplexDouble) { check_band_blocks<Space, Kokkos::complex<double>>(); }
+TEST(BandBlocks, PackedApplyWidensComplexFloat) { check_band_blocks<Space, Kokkos::complex<float>>(); }
 
 TYPED_TEST(Backends, PotrfFactorsAndReportsTheMinor) {
   using T = TypeParam;

@@ -399,13 +399,14 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
   }
 }
 
-// The window apply (BtSb2stTuning::window_apply: on CUDA devices, real
-// double, sigma = 64, b <= 65, one kernel per batch over tiles of 64 or 128
-// columns of Z) against the reflector kernel: several column tiles, a part
-// tile, cut blocks at the bottom, batches of 1 and 8 waves; with the first
-// tiles on the window, the rest on the gemms or on narrow window tiles of
-// 16 or 32 columns (remainder_columns). Other scalars and spaces run the
-// batched gemms here (the same contract).
+// The window apply (BtSb2stTuning::window_apply: on CUDA devices, every
+// scalar, sigma = 64, b <= 65, one kernel per batch over tiles of 64 or 128
+// window columns, half as many columns of a complex Z) against the
+// reflector kernel: several column tiles, a part tile, cut blocks at the
+// bottom, batches of 1 and 8 waves; with the first tiles on the window, the
+// rest on the gemms or on narrow window tiles of 16 or 32 columns
+// (remainder_columns). Other spaces run the batched gemms here (the same
+// contract).
 TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
   using T = TypeParam;
   backends::Context<Space> ctx{Space()};

@@ -4,8 +4,15 @@
 // shared-memory window and rounded as they leave it, so float runs the same
 // FP64 products (there is no FP32 tensor-core product, and TF32's 10-bit
 // mantissa would lose float's accuracy) and moves half the bytes of Z.
+// Complex Z (complex<double> or complex<float>): a tile of Cols window
+// columns holds Cols / 2 columns of Z as [real parts | imaginary parts], and
+// V, W come as two packed planes (real, imaginary), so each complex product
+// is two real ones on the tensor cores: X = V^H Zw is
+//   [Xr | Xi] = Vr^T [Zr | Zi] + Vi^T [Zi | -Zr]
+// and Zw -= W X, with Y = -X, is
+//   [Zr | Zi] += Wr [Yr | Yi] + Wi [-Yi | Yr].
 //
-// Each thread block owns 64 (or 128, 32, 16) columns of Z and walks the whole list
+// Each thread block owns 64 (or 128, 32, 16) window columns of Z and walks the whole list
 // of blocks in order. A block (group g, step k) touches rows [row0, row0 +
 // ldv), and step k + 1 of the same group the rows b further down, so the
 // tile's rows live in a window of 128 rows in shared memory (a ring: row r
@@ -66,17 +73,46 @@ constexpr size_t shared_bytes(int cols) { return size_t(kSlots + kSigma) * row_s
 //      j > m0 - 64, from 4 w_first_step(i) on.
 // Rows past the block's ldv are packed as zeros.
 constexpr int kVSteps = 20;
+constexpr int kVEntries = 4 * kVSteps * 64;  // a packed V plane; W's is band_block_packed_entries
+// Complex blocks: the imaginary plane right after the real one (V at
+// kVEntries, W at band_block_packed_entries doubles).
 __host__ __device__ constexpr int w_first_step(int i) { return 16 * i > 64 ? ((16 * i - 63) & ~3) / 4 : 0; }
 __host__ __device__ constexpr int w_offset(int i) { return i == 0 ? 0 : w_offset(i - 1) + 16 - w_first_step(i - 1); }
-static_assert(w_offset(8) * 64 == band_block_packed_entries && 4 * kVSteps * 64 <= band_block_packed_entries,
+static_assert(w_offset(8) * 64 == band_block_packed_entries && kVEntries <= band_block_packed_entries,
               "band_block_packed_entries must hold a packed V and W");
 static_assert(w_first_step(4) == 0 && w_first_step(5) > 0, "pack_band_blocks_kernel: warps 0-4 take all 16 steps");
+
+// How an entry of Z (or of V and W before packing) enters the FP64 window
+// (widen) and leaves it (narrow): real scalars as one double, complex ones
+// (CUDA's double2 / float2, laid out as Kokkos::complex) as a double2.
+template <class S>
+struct Entry {
+  static constexpr bool complex = false;
+  using Wide = double;
+  __device__ static double widen(S z) { return static_cast<double>(z); }
+  __device__ static S narrow(double v) { return static_cast<S>(v); }
+};
+template <>
+struct Entry<double2> {
+  static constexpr bool complex = true;
+  using Wide = double2;
+  __device__ static double2 widen(double2 z) { return z; }
+  __device__ static double2 narrow(double2 v) { return v; }
+};
+template <>
+struct Entry<float2> {
+  static constexpr bool complex = true;
+  using Wide = double2;
+  __device__ static double2 widen(float2 z) { return make_double2(z.x, z.y); }
+  __device__ static float2 narrow(double2 v) { return make_float2(static_cast<float>(v.x), static_cast<float>(v.y)); }
+};
 
 // One thread block per (block, V or W): each thread gathers its entries of
 // the packed order from the column-major block into registers (a warp's
 // loads fill whole 32-byte sectors: 4 rows of 4 or 8 columns), and once the
 // whole block is read writes them back contiguously over the same storage,
-// as doubles (float blocks are widened here: their stride leaves room).
+// as doubles (float blocks are widened here: their stride leaves room;
+// complex blocks as a real plane followed by an imaginary one).
 // H200, n = 16384: 53 us a batch of 16 waves (2.5 ms in all).
 constexpr int kPackThreads = 256;
 template <class S>
@@ -86,8 +122,8 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __res
   const bool is_v = blockIdx.y == 0;
   S* const base = (is_v ? v : w) + index_t(blockIdx.x) * stride;
   double* const packed = reinterpret_cast<double*>(base);
-  const int entries = is_v ? 4 * kVSteps * 64 : static_cast<int>(band_block_packed_entries);
-  double mine[kPerThread];
+  const int entries = is_v ? kVEntries : static_cast<int>(band_block_packed_entries);
+  typename Entry<S>::Wide mine[kPerThread];
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int e = static_cast<int>(threadIdx.x) + kPackThreads * j;
@@ -111,13 +147,19 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __res
         col = 4 * (w_first_step(i) + step - offset) + t;
       }
     }
-    mine[j] = row < ldv ? static_cast<double>(base[row + index_t(col) * ldv]) : 0.0;
+    mine[j] = row < ldv ? Entry<S>::widen(base[row + index_t(col) * ldv]) : typename Entry<S>::Wide{};
   }
   __syncthreads();  // every entry of the block is read before any is overwritten
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int e = static_cast<int>(threadIdx.x) + kPackThreads * j;
-    if (e < entries) packed[e] = mine[j];
+    if (e >= entries) continue;
+    if constexpr (Entry<S>::complex) {
+      packed[e] = mine[j].x;
+      packed[e + entries] = mine[j].y;
+    } else {
+      packed[e] = mine[j];
+    }
   }
 }
 
@@ -129,21 +171,28 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __res
 // 0.575 (4.47) s with 64 columns, 0.623 (4.82) s with 128 (0.75 s when 8
 // warps did the 128 columns): all 16 warps of a multiprocessor then wait at
 // the same barriers, where two thread blocks overlap one's waits with the
-// other's products. Thread block b owns Z's columns [b Cols, (b + 1) Cols).
+// other's products. Thread block b owns Z's columns [b Cols, (b + 1) Cols)
+// (complex Z: [b Cols / 2, (b + 1) Cols / 2)).
 // ZT: Z's scalar; a float Z's rows are widened to double as they enter the
-// window and rounded back as they leave it (all arithmetic in FP64).
+// window and rounded back as they leave it (all arithmetic in FP64);
+// complex Z (double2 / float2) as above.
 template <int Cols, class ZT>
 __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
     band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
                        const double* __restrict__ wbase, int ldv, index_t stride, ZT* __restrict__ z, index_t ldz,
                        index_t n, index_t m) {
   constexpr int kCols = Cols, kLd = row_stride(Cols), kThreads = block_threads(Cols), kWarps = kThreads / 32;
+  // Complex: window column c < kHalf holds the real part of the tile's
+  // column c of Z, column c + kHalf its imaginary part.
+  constexpr bool kComplex = Entry<ZT>::complex;
+  constexpr int kZCols = kComplex ? kCols / 2 : kCols, kHalf = kCols / 2;  // Z's columns of a tile
+  using Wide = typename Entry<ZT>::Wide;
   extern __shared__ double shared[];
   double* const zs = shared;                // the window: row r in slot r % kSlots, kLd doubles a slot
   double* const xs = shared + kSlots * kLd;  // X = V^T Zw, kSigma rows
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, q = lane >> 2, t = lane & 3;
-  const index_t c0 = index_t(blockIdx.x) * kCols;
-  const int cols = static_cast<int>(m - c0 < kCols ? m - c0 : kCols);
+  const index_t c0 = index_t(blockIdx.x) * kZCols;
+  const int cols = static_cast<int>(m - c0 < kZCols ? m - c0 : kZCols);
   ZT* const zt = z + c0 * ldz;
   const auto slot = [](index_t r) { return static_cast<int>(r & (kSlots - 1)); };
   // Column c of window slot sl lives at sl * kLd + (c ^ swz(sl)).
@@ -160,10 +209,11 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   // by the row count per entry and spent more instructions than the
   // products). 16-column tiles have two warps per group of 4 columns: warp
   // w takes column group w % 4 and the octets w / 4, w / 4 + 2, ... of a
-  // range (kRowSplit = 2, kStep = 16 rows).
-  constexpr int kQuads = kCols / 4;                                 // groups of 4 columns
+  // range (kRowSplit = 2, kStep = 16 rows). A complex entry moves as one
+  // double2 into (out of) its two window columns.
+  constexpr int kQuads = kZCols / 4;                                // groups of 4 columns of Z
   constexpr int kColumnWarps = kQuads < kWarps ? kQuads : kWarps;   // warps side by side over the columns
-  constexpr int kRowSplit = kWarps / kColumnWarps;                  // warps per group of 4 columns (1 or 2)
+  constexpr int kRowSplit = kWarps / kColumnWarps;                  // warps per group of 4 columns (1, 2; 4 complex)
   constexpr int kMine = kQuads / kColumnWarps;                      // columns of each thread (2 or 1)
   constexpr int kStep = 8 * kRowSplit;  // rows from one of a thread's rows to its next
   const int lr = lane & 7, first_row = lr + 8 * (warp / kColumnWarps);
@@ -174,6 +224,19 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
     my_col[j] = 4 * (warp % kColumnWarps) + (lane >> 3) + 4 * kWarps * j;
     my_z[j] = zt + (my_col[j] < cols ? my_col[j] : 0) * ldz;
   }
+  // Z's column c of the tile in window slot sl (row zrow).
+  const auto window_entry = [&](const double* zrow, int sl, int c) -> Wide {
+    if constexpr (kComplex) return make_double2(zrow[c ^ swz(sl)], zrow[(c + kHalf) ^ swz(sl)]);
+    else return zrow[c ^ swz(sl)];
+  };
+  const auto set_window_entry = [&](double* zrow, int sl, int c, const Wide& value) {
+    if constexpr (kComplex) {
+      zrow[c ^ swz(sl)] = value.x;
+      zrow[(c + kHalf) ^ swz(sl)] = value.y;
+    } else {
+      zrow[c ^ swz(sl)] = value;
+    }
+  };
   // Rows [from, to) of the window back to Z (rows past n are not Z's).
   const auto flush = [&](index_t from, index_t to) {
     const int rows = static_cast<int>((to < n ? to : n) - from);
@@ -182,7 +245,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
       const double* const zrow = zs + sl * kLd;
 #pragma unroll
       for (int j = 0; j < kMine; ++j)
-        if (my_col[j] < cols) my_z[j][from + r] = static_cast<ZT>(zrow[my_col[j] ^ swz(sl)]);
+        if (my_col[j] < cols) my_z[j][from + r] = Entry<ZT>::narrow(window_entry(zrow, sl, my_col[j]));
     }
   };
   // Loads in batches of 16 per thread (kOctets row octets), all issued
@@ -190,7 +253,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   // per batch, not per entry. fetch / place move one batch: rows [from +
   // first, from + first + kStep kOctets) of the range [from, to).
   constexpr int kOctets = 16 / (kMine * kRowSplit);  // 128 rows a batch for narrow tiles, 64 otherwise
-  using Batch = double[kOctets][kMine];
+  using Batch = Wide[kOctets][kMine];
   const auto fetch = [&](index_t from, index_t to, int first, Batch& buf) {
     const index_t in_z = (n < to ? n : to) - from;  // rows of the range that are Z's (none when to <= from)
 #pragma unroll
@@ -198,7 +261,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
       const int r = first + first_row + kStep * o;
 #pragma unroll
       for (int j = 0; j < kMine; ++j)
-        buf[o][j] = (r < in_z && my_col[j] < cols) ? static_cast<double>(my_z[j][from + r]) : 0.0;
+        buf[o][j] = (r < in_z && my_col[j] < cols) ? Entry<ZT>::widen(my_z[j][from + r]) : Wide{};
     }
   };
   const auto place = [&](index_t from, index_t to, int first, const Batch& buf) {
@@ -210,7 +273,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
         const int sl = slot(from + r);
         double* const zrow = zs + sl * kLd;
 #pragma unroll
-        for (int j = 0; j < kMine; ++j) zrow[my_col[j] ^ swz(sl)] = buf[o][j];
+        for (int j = 0; j < kMine; ++j) set_window_entry(zrow, sl, my_col[j], buf[o][j]);
       }
     }
   };
@@ -247,6 +310,10 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   // This lane's first fragment pair of each step (packed order, above).
   const int w_first = w_first_step(m0 / 16), k_begin = 4 * w_first;
   const index_t v_lane = 2 * ((j0 / 16) * kVSteps * 32 + lane), w_lane = 2 * ((w_offset(m0 / 16) - w_first) * 32 + lane);
+  // Complex: the window columns that pair with the warp's X columns (the
+  // other half), and the sign of Vi there: Xr takes +Vi^T Zi, Xi -Vi^T Zr.
+  [[maybe_unused]] const int n0_pair = n0 < kHalf ? n0 + kHalf : n0 - kHalf;
+  [[maybe_unused]] const double vi_sign = n0 < kHalf ? 1.0 : -1.0;
   BandBlock next = count > 0 ? list[0] : BandBlock{};
   __syncthreads();
   for (index_t e = 0; e < count; ++e) {
@@ -255,6 +322,9 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
     const index_t r0 = blk.row0, end = r0 + ldv;
     const double2* const v = reinterpret_cast<const double2*>(vbase + blk.q * stride + v_lane);
     const double2* const w = reinterpret_cast<const double2*>(wbase + blk.q * stride + w_lane);
+    // Complex: the imaginary planes.
+    [[maybe_unused]] const double2* const vi = v + kVEntries / 2;
+    [[maybe_unused]] const double2* const wi = w + band_block_packed_entries / 2;
     // Rows above the block leave (all of them when the block is not ahead of
     // the window: a new group); then the block's missing rows enter.
     if (!continues(r0)) {
@@ -288,12 +358,13 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
     // W's fragments in quarters of 4 steps of k = 4 columns, two quarters
     // in flight: each quarter's loads go out one quarter of products ahead
     // of their use.
-    double aw[2][4][2];
-    const auto load_w = [&](int quarter, double(&frag)[4][2]) {
+    // Complex: awi holds Wi's fragments alongside.
+    double aw[2][4][2], awi[2][4][2];
+    const auto load_w = [&](const double2* plane, int quarter, double(&frag)[4][2]) {
 #pragma unroll
       for (int s = 0; s < 4; ++s) {
         const int step = 4 * quarter + s;
-        const double2 pair = step >= w_first ? w[32 * step] : double2{0.0, 0.0};
+        const double2 pair = step >= w_first ? plane[32 * step] : double2{0.0, 0.0};
         frag[s][0] = pair.x;
         frag[s][1] = pair.y;
       }
@@ -318,11 +389,34 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
           const double b = zrow[8 * i];
           mma_16x8x4(acc[0][i], acc[1][i], av[s][0], av[s][1], b);
         }
+        if constexpr (kComplex) {
+          // Vi's step s into the registers Vr's step s leaves, a pass ahead
+          // of its use (the second pass below).
+          const double2 pair = vi[32 * s];
+          av[s][0] = vi_sign * pair.x;
+          av[s][1] = vi_sign * pair.y;
+        }
+      }
+      if constexpr (kComplex) {
+#pragma unroll
+        for (int s = 0; s < kVSteps; ++s) {
+          const int sl = slot(r0 + j0 + 4 * s + t);
+          const double* const zrow = zs + sl * kLd + n0_pair + (q ^ swz(sl));
+#pragma unroll
+          for (int i = 0; i < tiles; ++i) {
+            const double b = zrow[8 * i];
+            mma_16x8x4(acc[0][i], acc[1][i], av[s][0], av[s][1], b);
+          }
+        }
       }
       // V's registers are free: W's first two quarters go out ahead of the X
       // stores and the barrier.
-      load_w(0, aw[0]);
-      load_w(1, aw[1]);
+      load_w(w, 0, aw[0]);
+      load_w(w, 1, aw[1]);
+      if constexpr (kComplex) {
+        load_w(wi, 0, awi[0]);
+        load_w(wi, 1, awi[1]);
+      }
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -350,18 +444,37 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
 #pragma unroll
       for (int quarter = 0; quarter < 4; ++quarter) {
         double(&frag)[4][2] = aw[quarter & 1];
+        double(&fragi)[4][2] = awi[quarter & 1];
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
           const int k = 16 * quarter + 4 * s;
           if (k < k_begin) continue;
           const double* const xrow = xs + (k + t) * kLd + c1 + q;  // B(t, q) = -X(k + t, c1 + 8 i + q)
+          double b[tiles];
 #pragma unroll
           for (int i = 0; i < tiles; ++i) {
-            const double b = xrow[8 * i];
-            mma_16x8x4(acc[0][i], acc[1][i], frag[s][0], frag[s][1], b);
+            b[i] = xrow[8 * i];
+            mma_16x8x4(acc[0][i], acc[1][i], frag[s][0], frag[s][1], b[i]);
+          }
+          if constexpr (kComplex) {
+            // Wi times the other half's Y: -Yi into the real half, +Yr into
+            // the imaginary one. A warp of 64 columns or fewer spans both
+            // halves; 128-column tiles give each warp one half.
+#pragma unroll
+            for (int i = 0; i < tiles; ++i) {
+              double pair;
+              if constexpr (kWCols == kCols)
+                pair = i < tiles / 2 ? -b[i + tiles / 2] : b[i - tiles / 2];
+              else
+                pair = c1 < kHalf ? -xrow[8 * i + kHalf] : xrow[8 * i - kHalf];
+              mma_16x8x4(acc[0][i], acc[1][i], fragi[s][0], fragi[s][1], pair);
+            }
           }
         }
-        if (quarter < 2) load_w(quarter + 2, frag);
+        if (quarter < 2) {
+          load_w(w, quarter + 2, frag);
+          if constexpr (kComplex) load_w(wi, quarter + 2, fragi);
+        }
       }
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt) {
@@ -390,7 +503,9 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
         const index_t q2 = list[e + 2].q;
         const char* const v2 = reinterpret_cast<const char*>(vbase + q2 * stride);
         const char* const w2 = reinterpret_cast<const char*>(wbase + q2 * stride);
-        constexpr int kVLines = 4 * kVSteps * 64 * 8 / 128, kLines = kVLines + int(band_block_packed_entries) * 8 / 128;
+        constexpr int kPlanes = kComplex ? 2 : 1;  // a complex block's imaginary planes follow its real ones
+        constexpr int kVLines = kPlanes * kVEntries * 8 / 128;
+        constexpr int kLines = kVLines + kPlanes * int(band_block_packed_entries) * 8 / 128;
         for (int l = tid; l < kLines; l += kThreads) {
           const char* const line = l < kVLines ? v2 + 128 * l : w2 + 128 * (l - kVLines);
           asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(line));
@@ -436,10 +551,12 @@ void check_packed_blocks(const char* who, const CudaContext& ctx, const void* v,
                                        " bytes of shared memory per block");
 }
 
+// S: double, float, double2 or float2 (complex<double> / complex<float>).
 template <class S>
 void pack_blocks(const CudaContext& ctx, index_t count, S* v, S* w, index_t ldv, index_t stride) {
+  constexpr int planes = Entry<S>::complex ? 2 : 1;
   check_packed_blocks("pack_band_blocks", ctx, v, w, ldv, stride,
-                      band_block_min_stride(ldv, static_cast<int>(sizeof(S))), static_cast<int>(sizeof(S)));
+                      band_block_min_stride(ldv, static_cast<int>(sizeof(S)), planes), static_cast<int>(sizeof(S)));
   if (count == 0) return;
   pack_band_blocks_kernel<S><<<dim3(static_cast<unsigned>(count), 2), kPackThreads, 0, ctx.space().cuda_stream()>>>(
       v, w, static_cast<int>(ldv), stride);
@@ -452,14 +569,16 @@ void apply_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, 
   if (columns != 16 && columns != 32 && columns != 64 && columns != 128)
     throw InvalidArgument("columns",
                           "apply_band_blocks: tiles of 16, 32, 64 or 128 columns, got " + std::to_string(columns));
-  check_packed_blocks("apply_band_blocks", ctx, v, w, ldv, stride, band_block_packed_entries, 8);
+  check_packed_blocks("apply_band_blocks", ctx, v, w, ldv, stride,
+                      (Entry<ZT>::complex ? 2 : 1) * band_block_packed_entries, 8);
   if (ldz < n) throw InvalidArgument("ldz", "apply_band_blocks: ldz must be >= n");
   if (count == 0 || m == 0 || n == 0) return;
   const auto launch = [&](auto kernel, int cols) {
     const size_t bytes = shared_bytes(cols);
     detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                     static_cast<int>(bytes)));
-    const unsigned tiles = static_cast<unsigned>((m + cols - 1) / cols);
+    const int z_cols = Entry<ZT>::complex ? cols / 2 : cols;  // Z's columns of a tile
+    const unsigned tiles = static_cast<unsigned>((m + z_cols - 1) / z_cols);
     kernel<<<tiles, block_threads(cols), bytes, ctx.space().cuda_stream()>>>(list, count, v, w, static_cast<int>(ldv),
                                                                              stride, z, ldz, n, m);
     detail::check_cuda("band_blocks_kernel launch", cudaGetLastError());
@@ -488,6 +607,27 @@ void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t co
                        const double* w, index_t ldv, index_t stride, float* z, index_t ldz, index_t n, index_t m,
                        int columns) {
   apply_blocks(ctx, list, count, v, w, ldv, stride, z, ldz, n, m, columns);
+}
+// Kokkos::complex<R> is laid out (and aligned) as CUDA's double2 / float2.
+static_assert(sizeof(Kokkos::complex<double>) == sizeof(double2) && alignof(Kokkos::complex<double>) == alignof(double2));
+static_assert(sizeof(Kokkos::complex<float>) == sizeof(float2) && alignof(Kokkos::complex<float>) == alignof(float2));
+void pack_band_blocks(const CudaContext& ctx, index_t count, Kokkos::complex<double>* v, Kokkos::complex<double>* w,
+                      index_t ldv, index_t stride) {
+  pack_blocks(ctx, count, reinterpret_cast<double2*>(v), reinterpret_cast<double2*>(w), ldv, stride);
+}
+void pack_band_blocks(const CudaContext& ctx, index_t count, Kokkos::complex<float>* v, Kokkos::complex<float>* w,
+                      index_t ldv, index_t stride) {
+  pack_blocks(ctx, count, reinterpret_cast<float2*>(v), reinterpret_cast<float2*>(w), ldv, stride);
+}
+void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
+                       const double* w, index_t ldv, index_t stride, Kokkos::complex<double>* z, index_t ldz,
+                       index_t n, index_t m, int columns) {
+  apply_blocks(ctx, list, count, v, w, ldv, stride, reinterpret_cast<double2*>(z), ldz, n, m, columns);
+}
+void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
+                       const double* w, index_t ldv, index_t stride, Kokkos::complex<float>* z, index_t ldz,
+                       index_t n, index_t m, int columns) {
+  apply_blocks(ctx, list, count, v, w, ldv, stride, reinterpret_cast<float2*>(z), ldz, n, m, columns);
 }
 
 }  // namespace keig::backends::cuda

@@ -256,7 +256,7 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   if (vectors && m > 0) {
     const Matrix<T, ExecSpace> zm = columns(z, 0, m);
     {
-      const auto tuning = stages::bt_sb2st_default_tuning<ExecSpace>(space, m);
+      const auto tuning = stages::bt_sb2st_default_tuning<ExecSpace, T>(space, m);
       auto work = allocate_vector<T>(space, "keig::bt_sb2st::work", stages::bt_sb2st_workspace_size<T>(n, b, tuning));
       stage("keig::bt_sb2st", cx * backtransform_flops(n, m),
             [&] { stages::bt_sb2st<T, ExecSpace>(ctx, b, a, zm, work, tuning); });

@@ -1133,7 +1133,7 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
               t.window_apply = fold >= 2;
               t.window_columns = fold == 2 ? 128 : 64;
               if (fold >= 4) {
-                const auto d = st::bt_sb2st_default_tuning<Space>(space, m);
+                const auto d = st::bt_sb2st_default_tuning<Space, T>(space, m);
                 t.window_apply = d.window_apply;
                 t.window_columns = d.window_columns;
                 t.window_tiles = d.window_tiles;

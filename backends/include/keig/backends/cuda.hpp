@@ -18,13 +18,15 @@ struct BandBlock {
   std::int64_t q, row0;
 };
 // Entries (doubles) of a block's V or W in the order the window kernel reads
-// them (pack_band_blocks), and the least stride, in entries of the blocks'
-// scalar (double, or float: scalar_bytes 4), from one block's V (or W) to the
-// next's: room for either the column-major ldv x 64 or the packed order,
-// which is always double (float blocks are widened as they are packed).
+// them (pack_band_blocks; complex blocks take two such planes, real then
+// imaginary), and the least stride, in entries of the blocks' scalar
+// (scalar_bytes: 8 for double, 4 float, 16 complex<double>, 8 complex<float>;
+// planes: 2 for the complex ones), from one block's V (or W) to the next's:
+// room for either the column-major ldv x 64 or the packed order, which is
+// always double (float blocks are widened as they are packed).
 constexpr std::int64_t band_block_packed_entries = 6656;
-constexpr std::int64_t band_block_min_stride(std::int64_t ldv, int scalar_bytes = 8) {
-  const std::int64_t packed = band_block_packed_entries * 8 / scalar_bytes;
+constexpr std::int64_t band_block_min_stride(std::int64_t ldv, int scalar_bytes = 8, int planes = 1) {
+  const std::int64_t packed = planes * band_block_packed_entries * 8 / scalar_bytes;
   return ldv * 64 > packed ? ldv * 64 : packed;
 }
 // The stride in doubles of the packed blocks that pack_band_blocks leaves
@@ -75,28 +77,41 @@ template <class T>
 template <class R>
 void syevj_batched(const CudaContext&, index_t m, index_t batch, R* a, R* w, int* info);
 
-// bt_sb2st's sweep blocks on Z (n x m, real double or float) in list order:
-// for each, Z(row0 : row0 + ldv, :) -= W (V^T Z(row0 : row0 + ldv, :)) with
+// bt_sb2st's sweep blocks on Z (n x m, double, float, complex<double> or
+// complex<float>) in list order:
+// for each, Z(row0 : row0 + ldv, :) -= W (V^H Z(row0 : row0 + ldv, :)) with
 // V, W ldv x 64 (ldv <= 128, zero where the block has no rows), by tiles of
 // columns (64 or 128; 16 or 32 for a remainder of columns that would
 // fill a round of wider tiles poorly) of Z whose block rows stay in shared
 // memory (FP64 tensor cores; a float Z is widened as its rows enter and
-// rounded as they leave). list lives in device memory. band_blocks_supported:
+// rounded as they leave; a complex product is two real ones). list lives in device memory. band_blocks_supported:
 // compute capability 8.0 or newer with the kernel's shared memory.
 // pack_band_blocks rewrites blocks 0 .. count - 1 (column-major V and W of
-// T = double or float, leading dimension ldv, block q at q * stride entries
-// of T, stride >= band_block_min_stride(ldv, sizeof(T)) and a whole number of
-// 16 bytes, 16-byte aligned) in place into the packed double order
-// apply_band_blocks reads (block q then at q * band_block_packed_stride(stride,
-// sizeof(T)) doubles); after it they are no longer column-major.
+// T = double, float or complex, leading dimension ldv, block q at q * stride
+// entries of T, stride >= band_block_min_stride(ldv, sizeof(T), planes) and a
+// whole number of 16 bytes, 16-byte aligned) in place into the packed double
+// order apply_band_blocks reads (block q then at q *
+// band_block_packed_stride(stride, sizeof(T)) doubles); after it they are no
+// longer column-major.
 bool band_blocks_supported(const CudaContext&);
 void pack_band_blocks(const CudaContext&, index_t count, double* v, double* w, index_t ldv, index_t stride);
 void pack_band_blocks(const CudaContext&, index_t count, float* v, float* w, index_t ldv, index_t stride);
-// v, w: packed blocks, block q at q * stride doubles.
+void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<double>* v, Kokkos::complex<double>* w,
+                      index_t ldv, index_t stride);
+void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<float>* v, Kokkos::complex<float>* w,
+                      index_t ldv, index_t stride);
+// v, w: packed blocks, block q at q * stride doubles. A complex Z's tiles
+// hold columns / 2 of its columns (real and imaginary parts side by side).
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int columns);
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, index_t stride, float* z, index_t ldz, index_t n, index_t m, int columns);
+void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
+                       index_t ldv, index_t stride, Kokkos::complex<double>* z, index_t ldz, index_t n, index_t m,
+                       int columns);
+void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
+                       index_t ldv, index_t stride, Kokkos::complex<float>* z, index_t ldz, index_t n, index_t m,
+                       int columns);
 
 // X = A V for a real symmetric A (m x m, lower triangle referenced) and V,
 // X m x k, k <= 64, on the FP64 tensor cores, a thread block per 64 rows of

@@ -366,9 +366,10 @@ struct BtSb2stTuning {
   // Z -= (V T) (V^H Z): W = V T once per block and wave, then two gemms per
   // chunk instead of three (no Y round trip). W replaces Y in the workspace.
   bool fold_t = false;
-  // With fold_t on CUDA devices, real double or float, sigma = 64 and b <= 65: apply
+  // With fold_t on CUDA devices, sigma = 64 and b <= 65: apply
   // each batch of waves with one kernel in which every thread block keeps
-  // window_columns (64 or 128) columns of Z's block rows in shared memory
+  // window_columns (64 or 128; complex Z half as many, each as a real and
+  // an imaginary column) columns of Z's block rows in shared memory
   // and walks the batch's blocks group by group
   // (backends::cuda::apply_band_blocks), instead of two batched gemms per
   // wave. Elsewhere the batched gemms run. Measured with keig-bench --suite
@@ -426,7 +427,21 @@ struct BtSb2stTuning {
 // 0.649 against 0.237 / 0.371 / 0.570 s (even near m = 970).
 inline constexpr index_t bt_sb2st_few_columns = 768;
 
-template <class ExecSpace>
+namespace detail {
+// The window kernel takes every scalar (FP64 tensor cores; a float Z is
+// widened in shared memory; a complex product is two real ones, its V and
+// W packed as a real and an imaginary plane). Z's columns in one of its
+// tiles of window_columns: half as many for complex Z, whose real and
+// imaginary parts sit side by side in the tile.
+template <class T>
+inline constexpr int bt_sb2st_window_planes = is_complex_v<T> ? 2 : 1;
+template <class T>
+constexpr index_t bt_sb2st_tile_columns(int window_columns) {
+  return window_columns / bt_sb2st_window_planes<T>;
+}
+}  // namespace detail
+
+template <class ExecSpace, class T>
 BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
   BtSb2stTuning tuning;
   if constexpr (backends::is_cuda_space_v<ExecSpace>) {
@@ -444,7 +459,8 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
     // 0.571), 1.350 -> 1.319 s at 20694, 4.51 -> 4.41 s at 32768 (32: 4.39)).
     tuning.waves_per_batch = 16;
     tuning.chunk = m < 8192 ? (m > 0 ? m : 1) : 8192;
-    const index_t tiles = (m + tuning.window_columns - 1) / tuning.window_columns;
+    const index_t tile_columns = detail::bt_sb2st_tile_columns<T>(tuning.window_columns);
+    const index_t tiles = (m + tile_columns - 1) / tile_columns;
     const index_t places = 2 * index_t(backends::multiprocessors(space)), rounds = (tiles + places - 1) / places;
     const bool window_blocks = tuning.sweeps_per_block == 64;  // the window kernel's blocks
     tuning.window_apply =
@@ -457,8 +473,8 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
       // and 3798 columns past them: batched gemms 1.196 s, tiles of 16
       // (238 of them) 1.110 s, of 32 (119) 1.086 s; keig-bench --suite
       // bt_sb2st --fold-t 5,6,7). Wider remainders stay on the gemms.
-      const index_t rest = m - tuning.window_tiles * tuning.window_columns;
-      tuning.remainder_columns = rest <= 32 * places ? 32 : 0;
+      const index_t rest = m - tuning.window_tiles * tile_columns;
+      tuning.remainder_columns = rest <= detail::bt_sb2st_tile_columns<T>(32) * places ? 32 : 0;
     }
   }
   (void)space;
@@ -473,20 +489,15 @@ inline index_t bt_sb2st_sigma(index_t n, index_t sigma) {
   return sigma < sweeps ? sigma : sweeps;
 }
 
-// The scalars bt_sb2st's window kernel applies (FP64 tensor cores; a float
-// Z is widened in shared memory).
-template <class T>
-inline constexpr bool bt_sb2st_window_scalar = std::is_same_v<T, double> || std::is_same_v<T, float>;
-
-// Entries from one block's V (and W) to the next's in the workspace: for the
-// window kernel's scalars with fold_t and sigma = 64 room for its packed
+// Entries from one block's V (and W) to the next's in the workspace: with
+// fold_t and sigma = 64 room for the window kernel's packed
 // order as well (backends::cuda::pack_band_blocks, always doubles), which
-// needs more than ldv x 64 entries for b < 41 in double and for every b <= 65
-// in float.
+// needs more than ldv x 64 entries for b < 41 in double and complex<double>
+// and for every b <= 65 in float and complex<float>.
 template <class T>
 index_t bt_sb2st_factor_stride(index_t ldv, index_t sigma, bool fold) {
-  if (fold && sigma == 64 && bt_sb2st_window_scalar<T>)
-    return backends::cuda::band_block_min_stride(ldv, static_cast<int>(sizeof(T)));
+  if (fold && sigma == 64)
+    return backends::cuda::band_block_min_stride(ldv, static_cast<int>(sizeof(T)), bt_sb2st_window_planes<T>);
   return ldv * sigma;
 }
 
@@ -611,13 +622,14 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const size_t column_bytes = Columns::scratch_bytes(sigma);
   const detail::SweepBlock<T, ExecSpace> blocks{reflectors, n, b, sigma};
   const index_t groups = (n - 2) / sigma + 1, kmax = sb2st_steps(n, b, 0) - 1;
-  // The window kernel (CUDA, real double or float) takes Z's first mw
-  // columns, the batched gemms the mg after them.
+  // The window kernel (CUDA) takes Z's first mw columns, the batched gemms
+  // the mg after them.
   bool window = false;
-  if constexpr (backends::is_cuda_space_v<ExecSpace> && detail::bt_sb2st_window_scalar<T>)
+  if constexpr (backends::is_cuda_space_v<ExecSpace>)
     window = tuning.window_apply && fold && sigma == 64 && ldv <= 128 && backends::cuda::band_blocks_supported(ctx) &&
              reinterpret_cast<std::uintptr_t>(work.data()) % 16 == 0;  // its packed V and W are read 16 bytes a lane
-  const index_t mw = !window ? 0 : (tuning.window_tiles > 0 ? std::min(m, tuning.window_tiles * tuning.window_columns) : m);
+  const index_t tile_columns = detail::bt_sb2st_tile_columns<T>(tuning.window_columns);
+  const index_t mw = !window ? 0 : (tuning.window_tiles > 0 ? std::min(m, tuning.window_tiles * tile_columns) : m);
   // The columns past the window's tiles: narrow window tiles (mr of them)
   // or the batched gemms (mg).
   const index_t mr = window && tuning.remainder_columns > 0 ? m - mw : 0;
@@ -907,8 +919,8 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     }
     // 3. The window kernel on its columns, after the gemms: its packing
     // overwrites the column-major V and W they read, with doubles (a float
-    // block's stride leaves room for them).
-    if constexpr (backends::is_cuda_space_v<ExecSpace> && detail::bt_sb2st_window_scalar<T>) {
+    // block's stride leaves room for them; complex blocks as two planes).
+    if constexpr (backends::is_cuda_space_v<ExecSpace>) {
       if (window) {
         backends::cuda::pack_band_blocks(ctx, count, vbase, wbase, ldv, stride);
         const double* const vpacked = reinterpret_cast<const double*>(vbase);
