@@ -194,7 +194,8 @@ TYPED_TEST(Eigh, ResultReportsStagesAndSpace) {
 // eigenvalues only from n = 1500 and for subsets of vectors from 2000, its
 // one-stage pipeline for all vectors from 1000; on GPUs the two-stage
 // pipeline from n = 3072 (eigenvalues only), 5120 (subsets and all vectors;
-// float with all vectors from 4608; an index range of fewer than 768 pairs
+// with all vectors float from 4608, complex<double> from 4096 and
+// complex<float> from 6144; an index range of fewer than 768 pairs
 // in double precision from 4096),
 // sizes not built here.
 TEST(EighAuto, RunsTheMeasuredMethod) {

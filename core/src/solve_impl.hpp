@@ -369,7 +369,10 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // since bt_sb2st's window kernel takes it (H100, 2026-11-24, twenty-first
   // stop): 1.04x / 1.14x / 1.30x / 1.36x at 3584 / 4096 / 4608 / 5120, so
   // float from 4608, not 4096 (on the H200 the peer gains more from its
-  // memory). The 1 % smallest pairs (keig's device inverse iteration against Xsyevdx): 0.89x
+  // memory); complex since the window kernel takes it (H100, twenty-second
+  // stop): complex<double> 1.13x / 1.38x / 1.49x at 3584 / 4096 / 5120,
+  // complex<float> 0.88x / 1.02x / 1.28x / 1.46x at 4096 / 5120 / 6144 /
+  // 8192, so from 4096 and 6144. The 1 % smallest pairs (keig's device inverse iteration against Xsyevdx): 0.89x
   // at 4096, 1.29x at 5120 (1.11-1.36x for the other types).
   // An index range of fewer than Sy2sbTuning::few_vectors pairs runs on the
   // band of 32 up to n = few_vectors_max_n (2026-11-23, fourth stop, then up
@@ -383,8 +386,10 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
       !single && stages::Sy2sbTuning<ExecSpace>::few_pairs(n, known_wanted(options.range, n));
   if (!problem.generalized) {
     if (!problem.vectors) return n >= (single ? 5120 : 3072) ? Method::TwoStage : Method::Vendor;
-    if (options.range.kind == Range::Kind::All)
-      return n >= (single ? (is_complex_v<T> ? 8192 : 4608) : 5120) ? Method::TwoStage : Method::Vendor;
+    if (options.range.kind == Range::Kind::All) {
+      const index_t from = is_complex_v<T> ? (single ? 6144 : 4096) : (single ? 4608 : 5120);
+      return n >= from ? Method::TwoStage : Method::Vendor;
+    }
     return n >= (few_double_pairs ? 4096 : 5120) ? Method::TwoStage : Method::Vendor;
   }
   // Generalized IC-NMA-like pairs against ?sygvd / ?sygvdx, double:
@@ -395,11 +400,14 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // 1.33x, complex<double> 1.02x / 1.06x / 1.10x, complex<float> 0.97x at
   // 5500 and 1.03x at 6000), 1.61x at 10884; the 1 %
   // smallest 0.82x at 4000, 1.13x at 4998 (the other types 1.10-1.27x),
-  // 1.28-1.67x at 5500-7000. At n = 30504 cuSOLVER's 32-bit ?sygvd(x) refuse
-  // the size.
+  // 1.28-1.67x at 5500-7000; complex all vectors since bt_sb2st's window
+  // kernel takes it (H100, twenty-second stop): complex<double> 1.32x /
+  // 1.38x / 1.44x at 4000 / 4500 / 4998, complex<float> 1.14x / 1.22x /
+  // 1.27x at 4998 / 5500 / 6000, so from 4000 and 4998. At n = 30504
+  // cuSOLVER's 32-bit ?sygvd(x) refuse the size.
   if (!problem.vectors) return n >= (single ? 4998 : 4000) ? Method::TwoStage : Method::Vendor;
   if (options.range.kind == Range::Kind::All)
-    return n >= (single && is_complex_v<T> ? 6000 : 4998) ? Method::TwoStage : Method::Vendor;
+    return n >= (is_complex_v<T> && !single ? 4000 : 4998) ? Method::TwoStage : Method::Vendor;
   return n >= (few_double_pairs ? 4000 : 4998) ? Method::TwoStage : Method::Vendor;
 }
 
