@@ -78,14 +78,15 @@ template <class R>
 void syevj_batched(const CudaContext&, index_t m, index_t batch, R* a, R* w, int* info);
 
 // bt_sb2st's sweep blocks on Z (n x m, double, float, complex<double> or
-// complex<float>) in list order:
-// for each, Z(row0 : row0 + ldv, :) -= W (V^H Z(row0 : row0 + ldv, :)) with
-// V, W ldv x 64 (ldv <= 128, zero where the block has no rows), by tiles of
-// columns (64 or 128; 16 or 32 for a remainder of columns that would
-// fill a round of wider tiles poorly) of Z whose block rows stay in shared
-// memory (FP64 tensor cores; a float Z is widened as its rows enter and
-// rounded as they leave; a complex product is two real ones). list lives in device memory. band_blocks_supported:
-// compute capability 8.0 or newer with the kernel's shared memory.
+// complex<float>) in list order: for each, Z(row0 : row0 + ldv, :) -= W (V^H
+// Z(row0 : row0 + ldv, :)) with V, W ldv x 64 (ldv <= 128, zero where the
+// block has no rows), by tiles of `columns` window columns (64 or 128; 16 or
+// 32 for a remainder of columns that would fill a round of wider tiles
+// poorly; a complex Z's tile holds half as many of its columns) of Z whose
+// block rows stay in shared memory (FP64 tensor cores; a float Z is widened
+// as its rows enter and rounded as they leave; a complex product is two real
+// ones). list lives in device memory. band_blocks_supported: compute
+// capability 8.0 or newer with the kernel's shared memory.
 // pack_band_blocks rewrites blocks 0 .. count - 1 (column-major V and W of
 // T = double, float or complex, leading dimension ldv, block q at q * stride
 // entries of T, stride >= band_block_min_stride(ldv, sizeof(T), planes) and a
@@ -100,8 +101,7 @@ void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<double>
                       index_t ldv, index_t stride);
 void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<float>* v, Kokkos::complex<float>* w,
                       index_t ldv, index_t stride);
-// v, w: packed blocks, block q at q * stride doubles. A complex Z's tiles
-// hold columns / 2 of its columns (real and imaginary parts side by side).
+// v, w: packed blocks, block q at q * stride doubles.
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int columns);
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
