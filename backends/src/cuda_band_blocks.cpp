@@ -106,6 +106,10 @@ struct Entry<float2> {
   __device__ static double2 widen(float2 z) { return make_double2(z.x, z.y); }
   __device__ static float2 narrow(double2 v) { return make_float2(static_cast<float>(v.x), static_cast<float>(v.y)); }
 };
+// Packed planes of a block (real, and imaginary for complex scalars): also
+// the window columns per column of Z.
+template <class S>
+constexpr int planes = Entry<S>::complex ? 2 : 1;
 
 // One thread block per (block, V or W): each thread gathers its entries of
 // the packed order from the column-major block into registers (a warp's
@@ -185,7 +189,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   // Complex: window column c < kHalf holds the real part of the tile's
   // column c of Z, column c + kHalf its imaginary part.
   constexpr bool kComplex = Entry<ZT>::complex;
-  constexpr int kZCols = kComplex ? kCols / 2 : kCols, kHalf = kCols / 2;  // Z's columns of a tile
+  constexpr int kZCols = kCols / planes<ZT>, kHalf = kCols / 2;  // Z's columns of a tile
   using Wide = typename Entry<ZT>::Wide;
   extern __shared__ double shared[];
   double* const zs = shared;                // the window: row r in slot r % kSlots, kLd doubles a slot
@@ -503,9 +507,9 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
         const index_t q2 = list[e + 2].q;
         const char* const v2 = reinterpret_cast<const char*>(vbase + q2 * stride);
         const char* const w2 = reinterpret_cast<const char*>(wbase + q2 * stride);
-        constexpr int kPlanes = kComplex ? 2 : 1;  // a complex block's imaginary planes follow its real ones
-        constexpr int kVLines = kPlanes * kVEntries * 8 / 128;
-        constexpr int kLines = kVLines + kPlanes * int(band_block_packed_entries) * 8 / 128;
+        // (a complex block's imaginary planes follow its real ones)
+        constexpr int kVLines = planes<ZT> * kVEntries * 8 / 128;
+        constexpr int kLines = kVLines + planes<ZT> * int(band_block_packed_entries) * 8 / 128;
         for (int l = tid; l < kLines; l += kThreads) {
           const char* const line = l < kVLines ? v2 + 128 * l : w2 + 128 * (l - kVLines);
           asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(line));
@@ -554,9 +558,8 @@ void check_packed_blocks(const char* who, const CudaContext& ctx, const void* v,
 // S: double, float, double2 or float2 (complex<double> / complex<float>).
 template <class S>
 void pack_blocks(const CudaContext& ctx, index_t count, S* v, S* w, index_t ldv, index_t stride) {
-  constexpr int planes = Entry<S>::complex ? 2 : 1;
   check_packed_blocks("pack_band_blocks", ctx, v, w, ldv, stride,
-                      band_block_min_stride(ldv, static_cast<int>(sizeof(S)), planes), static_cast<int>(sizeof(S)));
+                      band_block_min_stride(ldv, static_cast<int>(sizeof(S)), planes<S>), static_cast<int>(sizeof(S)));
   if (count == 0) return;
   pack_band_blocks_kernel<S><<<dim3(static_cast<unsigned>(count), 2), kPackThreads, 0, ctx.space().cuda_stream()>>>(
       v, w, static_cast<int>(ldv), stride);
@@ -570,14 +573,14 @@ void apply_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, 
     throw InvalidArgument("columns",
                           "apply_band_blocks: tiles of 16, 32, 64 or 128 columns, got " + std::to_string(columns));
   check_packed_blocks("apply_band_blocks", ctx, v, w, ldv, stride,
-                      (Entry<ZT>::complex ? 2 : 1) * band_block_packed_entries, 8);
+                      planes<ZT> * band_block_packed_entries, 8);
   if (ldz < n) throw InvalidArgument("ldz", "apply_band_blocks: ldz must be >= n");
   if (count == 0 || m == 0 || n == 0) return;
   const auto launch = [&](auto kernel, int cols) {
     const size_t bytes = shared_bytes(cols);
     detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                     static_cast<int>(bytes)));
-    const int z_cols = Entry<ZT>::complex ? cols / 2 : cols;  // Z's columns of a tile
+    const int z_cols = cols / planes<ZT>;  // Z's columns of a tile
     const unsigned tiles = static_cast<unsigned>((m + z_cols - 1) / z_cols);
     kernel<<<tiles, block_threads(cols), bytes, ctx.space().cuda_stream()>>>(list, count, v, w, static_cast<int>(ldv),
                                                                              stride, z, ldz, n, m);

@@ -372,8 +372,9 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
   // memory); complex since the window kernel takes it (H100, twenty-second
   // stop): complex<double> 1.13x / 1.38x / 1.49x at 3584 / 4096 / 5120,
   // complex<float> 0.88x / 1.02x / 1.28x / 1.46x at 4096 / 5120 / 6144 /
-  // 8192, so from 4096 and 6144. The 1 % smallest pairs (keig's device inverse iteration against Xsyevdx): 0.89x
-  // at 4096, 1.29x at 5120 (1.11-1.36x for the other types).
+  // 8192, so from 4096 and 6144. The 1 % smallest pairs (keig's device
+  // inverse iteration against Xsyevdx): 0.89x at 4096, 1.29x at 5120
+  // (1.11-1.36x for the other types).
   // An index range of fewer than Sy2sbTuning::few_vectors pairs runs on the
   // band of 32 up to n = few_vectors_max_n (2026-11-23, fourth stop, then up
   // to 16384; ninth stop 6144), and in double precision from n = 4096 /
