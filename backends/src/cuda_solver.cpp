@@ -46,12 +46,17 @@ index_t geqrf(const CudaContext& ctx, index_t m, index_t n, T* a, index_t lda, T
 
 template <class T>
 index_t larft(const CudaContext& ctx, index_t n, index_t k, const T* v, index_t ldv, const T* tau, T* t,
-              index_t ldt) {
+              index_t ldt, index_t scratch_rows) {
   constexpr auto dt = data_type<T>();
   size_t dev = 0, host = 0;
+  // The scratch is sized for the largest call of a sequence (scratch_rows
+  // rows, within ldv): growing it call by call fences the stream and frees
+  // and allocates device memory each time (bt_sy2sb's blocks grow row by
+  // row from the last: 32 fences at n = 16384).
+  const index_t sized = scratch_rows > n && scratch_rows <= ldv ? scratch_rows : n;
   check_cusolver("cusolverDnXlarft_bufferSize",
                  cusolverDnXlarft_bufferSize(ctx.solver(), ctx.solver_params(), CUBLAS_DIRECT_FORWARD,
-                                             CUBLAS_STOREV_COLUMNWISE, n, k, dt, v, ldv, dt, tau, dt, t, ldt, dt,
+                                             CUBLAS_STOREV_COLUMNWISE, sized, k, dt, v, ldv, dt, tau, dt, t, ldt, dt,
                                              &dev, &host));
   check_cusolver("cusolverDnXlarft",
                  cusolverDnXlarft(ctx.solver(), ctx.solver_params(), CUBLAS_DIRECT_FORWARD, CUBLAS_STOREV_COLUMNWISE,
@@ -226,7 +231,8 @@ index_t sygvdx(const CudaContext& ctx, GeneralizedType type, Job job, const Rang
 #define KEIG_INSTANTIATE_CUDA_SOLVER(T)                                                                            \
   template index_t potrf<T>(const CudaContext&, Uplo, index_t, T*, index_t);                                       \
   template index_t geqrf<T>(const CudaContext&, index_t, index_t, T*, index_t, T*);                                \
-  template index_t larft<T>(const CudaContext&, index_t, index_t, const T*, index_t, const T*, T*, index_t);        \
+  template index_t larft<T>(const CudaContext&, index_t, index_t, const T*, index_t, const T*, T*, index_t,        \
+                            index_t);                                                                            \
   template index_t syevd<T>(const CudaContext&, Job, Uplo, index_t, T*, index_t, real_t<T>*);                      \
   template index_t syevdx<T>(const CudaContext&, Job, const Range&, Uplo, index_t, T*, index_t, index_t&,          \
                              real_t<T>*);                                                                          \

@@ -72,7 +72,7 @@ template <class T>
 [[nodiscard]] index_t geqrf(const CudaContext&, index_t m, index_t n, T* a, index_t lda, T* tau);
 template <class T>
 [[nodiscard]] index_t larft(const CudaContext&, index_t n, index_t k, const T* v, index_t ldv, const T* tau, T* t,
-                            index_t ldt);
+                            index_t ldt, index_t scratch_rows);
 // Real float or double: see backends::syevj_batched.
 template <class R>
 void syevj_batched(const CudaContext&, index_t m, index_t batch, R* a, R* w, int* info);

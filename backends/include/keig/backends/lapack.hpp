@@ -39,9 +39,12 @@ void geqrf(const Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a, const V
 
 // Triangular factor t (k x k, upper) of H = I - V t V^H for the k column
 // reflectors stored below the diagonal of v (n x k, unit diagonal implied).
+// scratch_rows: callers with a sequence of calls whose v grows up to that
+// many rows (within v's leading dimension) pass it to every call, so that
+// the vendor's scratch is allocated once, for the largest.
 template <class T, class ExecSpace>
 void larft(const Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& v, const Vector<T, ExecSpace>& tau,
-           const Matrix<T, ExecSpace>& t) {
+           const Matrix<T, ExecSpace>& t, index_t scratch_rows = 0) {
   const index_t n = v.extent(0), k = v.extent(1);
   detail::require(static_cast<index_t>(tau.extent(0)) >= k, "larft", "tau", "needs k entries");
   detail::require(t.extent(0) >= static_cast<size_t>(k) && t.extent(1) >= static_cast<size_t>(k), "larft", "T",
@@ -50,7 +53,8 @@ void larft(const Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& v, const V
   ctx.before_vendor_call();
   index_t info;
   if constexpr (is_cuda_space_v<ExecSpace>)
-    info = cuda::larft(ctx, n, k, v.data(), leading_dimension(v), tau.data(), t.data(), leading_dimension(t));
+    info = cuda::larft(ctx, n, k, v.data(), leading_dimension(v), tau.data(), t.data(), leading_dimension(t),
+                       scratch_rows);
   else
     info = host::larft(n, k, v.data(), leading_dimension(v), tau.data(), t.data(), leading_dimension(t));
   (void)info;  // larft has no positive info

@@ -95,7 +95,7 @@ void apply_column_reflectors(const backends::Context<ExecSpace>& ctx, const Matr
         });
     const Matrix<T, ExecSpace> Tf = Kokkos::subview(t_all, std::make_pair(index_t(0), kb), std::make_pair(index_t(0), kb));
     const Vector<T, ExecSpace> tau_b = Kokkos::subview(tau, std::make_pair(first, first + kb));
-    backends::larft<T>(ctx, V, tau_b, Tf);
+    backends::larft<T>(ctx, V, tau_b, Tf, n - offset);  // the first block (the last applied) has the most rows
     const Matrix<T, ExecSpace> Zb = Kokkos::subview(z, std::make_pair(first + offset, n), Kokkos::ALL());
     const Matrix<T, ExecSpace> X = Kokkos::subview(x_all, std::make_pair(index_t(0), kb), Kokkos::ALL());
     backends::gemm<T>(ctx, backends::Op::ConjTrans, backends::Op::NoTrans, T(1), V, Zb, T(0), X);  // X = V^H Z
