@@ -717,20 +717,25 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   if (window) {
     band_list = Kokkos::View<BandBlock*, memory_space_of<ExecSpace>>("keig::bt_sb2st::band_list", entries.size());
     auto band_h = Kokkos::create_mirror_view(band_list);
-    std::vector<index_t> order;
+    // A batch's entries come in wave order, where a group's steps ascend, so
+    // placing them stably by group (descending) gives the order above in
+    // linear time. (A comparison sort of each batch took 2-3 ms of host time
+    // at n = 16384 while the device waited.)
+    std::vector<index_t> place;
     for (index_t w0 = 0; w0 < static_cast<index_t>(waves.size()); w0 += tuning.waves_per_batch) {
       const index_t w1 = std::min<index_t>(w0 + tuning.waves_per_batch, static_cast<index_t>(waves.size()));
       const index_t first = waves[w0].first, end = waves[w1 - 1].first + waves[w1 - 1].entries;
-      order.resize(end - first);
-      for (index_t i = first; i < end; ++i) order[i - first] = i;
-      std::sort(order.begin(), order.end(), [&](index_t a, index_t b2) {
-        return entries[a].group != entries[b2].group ? entries[a].group > entries[b2].group
-                                                      : entries[a].step < entries[b2].step;
-      });
+      index_t g_lo = entries[first].group, g_hi = g_lo;
       for (index_t i = first; i < end; ++i) {
-        const index_t e = order[i - first];
-        band_h(i) = BandBlock{e - first, entries[e].row0};
+        g_lo = std::min(g_lo, entries[i].group);
+        g_hi = std::max(g_hi, entries[i].group);
       }
+      // place[g_hi - g]: the next position of group g's blocks.
+      place.assign(g_hi - g_lo + 2, 0);
+      for (index_t i = first; i < end; ++i) ++place[g_hi - entries[i].group + 1];
+      for (size_t g = 1; g < place.size(); ++g) place[g] += place[g - 1];
+      for (index_t i = first; i < end; ++i)
+        band_h(first + place[g_hi - entries[i].group]++) = BandBlock{i - first, entries[i].row0};
     }
     Kokkos::deep_copy(space, band_list, band_h);
     space.fence();  // band_h is a local mirror
