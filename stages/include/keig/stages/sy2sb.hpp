@@ -240,6 +240,21 @@ void mirror_lower_to_upper_tiled(const ExecSpace& space, const Matrix<T, ExecSpa
       });
 }
 
+// to1 = from1 and to2 = from2 (all m x k): W's and V's partner copies, in
+// one launch over the entries, a column's rows on consecutive threads (a
+// two-dimensional range took 20 us for m = 16384, k = 64 on an H100).
+template <class T, class ExecSpace>
+void copy_partners(const ExecSpace& space, const Matrix<T, ExecSpace>& from1, const Matrix<T, ExecSpace>& from2,
+                   const Matrix<T, ExecSpace>& to1, const Matrix<T, ExecSpace>& to2) {
+  const index_t m = from1.extent(0), k = from1.extent(1);
+  Kokkos::parallel_for(
+      "keig::sy2sb::partners", Kokkos::RangePolicy<ExecSpace>(space, 0, m * k), KOKKOS_LAMBDA(const index_t e) {
+        const index_t i = e % m, c = e / m;
+        to1(i, c) = from1(i, c);
+        to2(i, c) = from2(i, c);
+      });
+}
+
 }  // namespace detail
 
 template <class ExecSpace>
@@ -328,7 +343,6 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
   const Mat s_all(p, b, b), t_all(p + b * b, b, b), c_all(p + 2 * b * b, 2 * gb, b);
   const Vector<T, ExecSpace> qr_work(p + 2 * b * b + 2 * gb * b, panel_cholqr_workspace_size());
   if (cholqr_panel) panel_cholqr_prepare<T, ExecSpace>(space, qr_work);
-  using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
   // Blocked: the block column of the trailing matrix from absolute column
   // `first` (m columns) that starts at its column c0 ends at c1: the ends
   // sit at multiples of nb in A's columns, so a diagonal block stays the
@@ -408,17 +422,26 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
         backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), earlier(wv_all, r, m1), C, T(1), X);
       }
       const Mat S = block(s_all, 0, k, 0, k);
-      backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, X);    // X = X T
-      backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, X, T(0), S);                     // S = V^H X
-      backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
-      backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);                // W = X - V S / 2
       // The partners: W at V's place and V at W's place in wv_all.
       const Mat W_at_v = v_place(wv_all), V_at_w = w_place(wv_all);
-      Kokkos::parallel_for(
-          "keig::sy2sb::partners", Policy2(space, {0, 0}, {m, k}), KOKKOS_LAMBDA(const index_t i, const index_t c) {
-            W_at_v(i, c) = X(i, c);
-            V_at_w(i, c) = V(i, c);
-          });
+      if constexpr (backends::is_cuda_space_v<ExecSpace>) {
+        // X T by a gemm into W's partner place (T has zeros below its
+        // diagonal from every panel factorization), not cuBLAS's in-place
+        // trmm, which ran at 5-6 TFLOP/s on these m x b products (H100, n =
+        // 16384: 24 us of a panel's 73 us of small steps); W is then formed
+        // there and copied to X's place with V's partner.
+        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), X, Tf, T(0), W_at_v);                 // X T
+        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, W_at_v, T(0), S);                // S = V^H X T
+        backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
+        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), W_at_v);           // W = X T - V S / 2
+        detail::copy_partners(space, W_at_v, V, X, V_at_w);
+      } else {
+        backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, X);    // X = X T
+        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, X, T(0), S);                     // S = V^H X
+        backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
+        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);                // W = X - V S / 2
+        detail::copy_partners(space, X, V, W_at_v, V_at_w);
+      }
     }
     const index_t last = (panels - 1) * b;  // first row of the last panel's trailing matrix (in vw_all)
     const index_t first = base + last, m = n - first;
