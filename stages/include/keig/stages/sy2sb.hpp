@@ -5,7 +5,8 @@
 //   for each panel of b columns starting at column i:
 //     QR of A(i+b:n, i:i+b) = V R             (panel_qr or geqrf: R stays in the band)
 //     T = larft(V, tau)                        (Q = I - V T V^H; panel_qr forms it in its launch)
-//     X = A22 V T                              (hemm/symm + trmm)
+//     X = A22 V T                              (hemm/symm + trmm; on GPUs gemms, T by a gemm
+//                                               into a second buffer, not an in-place trmm)
 //     W = X - 1/2 V (T^H (V^H X))              (gemm, trmm, gemm)
 //     A22 -= V W^H + W V^H                     (her2k/syr2k)
 //
