@@ -425,24 +425,21 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
       const Mat S = block(s_all, 0, k, 0, k);
       // The partners: W at V's place and V at W's place in wv_all.
       const Mat W_at_v = v_place(wv_all), V_at_w = w_place(wv_all);
-      if constexpr (backends::is_cuda_space_v<ExecSpace>) {
-        // X T by a gemm into W's partner place (T has zeros below its
-        // diagonal from every panel factorization), not cuBLAS's in-place
-        // trmm, which ran at 5-6 TFLOP/s on these m x b products (H100, n =
-        // 16384: 24 us of a panel's 73 us of small steps); W is then formed
-        // there and copied to X's place with V's partner.
-        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), X, Tf, T(0), W_at_v);                 // X T
-        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, W_at_v, T(0), S);                // S = V^H X T
-        backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
-        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), W_at_v);           // W = X T - V S / 2
-        detail::copy_partners(space, W_at_v, V, X, V_at_w);
-      } else {
-        backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, X);    // X = X T
-        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, X, T(0), S);                     // S = V^H X
-        backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
-        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), X);                // W = X - V S / 2
-        detail::copy_partners(space, X, V, W_at_v, V_at_w);
-      }
+      // W is formed in w and then copied to w_copy with V's partner. GPUs:
+      // X T by a gemm into W's partner place (T has zeros below its diagonal
+      // from every panel factorization), not cuBLAS's in-place trmm, which
+      // ran at 5-6 TFLOP/s on these m x b products (H100, n = 16384: 24 us of
+      // a panel's 73 us of small steps). Hosts: the trmm on X in place.
+      constexpr bool xt_by_gemm = backends::is_cuda_space_v<ExecSpace>;
+      const Mat w = xt_by_gemm ? W_at_v : X, w_copy = xt_by_gemm ? X : W_at_v;
+      if constexpr (xt_by_gemm)
+        backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), X, Tf, T(0), w);                     // w = X T
+      else
+        backends::trmm<T>(ctx, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, T(1), Tf, w);  // w = X T
+      backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), V, w, T(0), S);                     // S = V^H X T
+      backends::trmm<T>(ctx, Side::Left, Uplo::Upper, Op::ConjTrans, Diag::NonUnit, T(1), Tf, S);  // S = T^H S
+      backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(R(-0.5)), V, S, T(1), w);                // W = X T - V S / 2
+      detail::copy_partners(space, w, V, w_copy, V_at_w);
     }
     const index_t last = (panels - 1) * b;  // first row of the last panel's trailing matrix (in vw_all)
     const index_t first = base + last, m = n - first;
