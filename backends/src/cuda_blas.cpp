@@ -147,6 +147,28 @@ void trsm(const CudaContext& ctx, Side side, Uplo uplo, Op ta, Diag diag, index_
 }
 
 template <class T>
+void trsm_batched(const CudaContext& ctx, Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha,
+                  const T* const* a, index_t lda, T* const* b, index_t ldb, index_t batch) {
+  using V = detail::vendor_t<T>;
+  auto h = ctx.blas();
+  const auto S = side_mode(side);
+  const auto U = fill(uplo);
+  const auto O = op(ta, is_complex_v<T>);
+  const auto D = diag_type(diag);
+  const auto* va = reinterpret_cast<const V* const*>(a);
+  auto* vb = reinterpret_cast<V* const*>(b);
+  const auto* al = reinterpret_cast<const V*>(&alpha);
+  if constexpr (std::is_same_v<T, float>)
+    check_cublas("cublasStrsmBatched", cublasStrsmBatched_64(h, S, U, O, D, m, n, al, va, lda, vb, ldb, batch));
+  else if constexpr (std::is_same_v<T, double>)
+    check_cublas("cublasDtrsmBatched", cublasDtrsmBatched_64(h, S, U, O, D, m, n, al, va, lda, vb, ldb, batch));
+  else if constexpr (std::is_same_v<T, Kokkos::complex<float>>)
+    check_cublas("cublasCtrsmBatched", cublasCtrsmBatched_64(h, S, U, O, D, m, n, al, va, lda, vb, ldb, batch));
+  else
+    check_cublas("cublasZtrsmBatched", cublasZtrsmBatched_64(h, S, U, O, D, m, n, al, va, lda, vb, ldb, batch));
+}
+
+template <class T>
 void trmm(const CudaContext& ctx, Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a,
           index_t lda, T* b, index_t ldb) {
   // cuBLAS trmm is out of place (C = op(A) B); C == B gives the in-place BLAS semantics.
@@ -180,6 +202,8 @@ void trmm(const CudaContext& ctx, Side side, Uplo uplo, Op ta, Diag diag, index_
                          real_t<T>, T*, index_t);                                                                \
   template void trsm<T>(const CudaContext&, Side, Uplo, Op, Diag, index_t, index_t, T, const T*, index_t, T*,      \
                         index_t);                                                                                \
+  template void trsm_batched<T>(const CudaContext&, Side, Uplo, Op, Diag, index_t, index_t, T, const T* const*,   \
+                                index_t, T* const*, index_t, index_t);                                           \
   template void trmm<T>(const CudaContext&, Side, Uplo, Op, Diag, index_t, index_t, T, const T*, index_t, T*,      \
                         index_t);
 KEIG_INSTANTIATE_CUDA_BLAS(float)

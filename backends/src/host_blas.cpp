@@ -107,6 +107,12 @@ void trsm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha,
 }
 
 template <class T>
+void trsm_batched(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* const* a,
+                  index_t lda, T* const* b, index_t ldb, index_t batch) {
+  for (index_t i = 0; i < batch; ++i) trsm<T>(side, uplo, ta, diag, m, n, alpha, a[i], lda, b[i], ldb);
+}
+
+template <class T>
 void trmm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a, index_t lda, T* b,
           index_t ldb) {
   const auto S = cblas_side(side);
@@ -134,6 +140,8 @@ void trmm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha,
   template void syr2k<T>(Uplo, Op, index_t, index_t, T, const T*, index_t, const T*, index_t, real_t<T>, T*,      \
                          index_t);                                                                               \
   template void trsm<T>(Side, Uplo, Op, Diag, index_t, index_t, T, const T*, index_t, T*, index_t);              \
+  template void trsm_batched<T>(Side, Uplo, Op, Diag, index_t, index_t, T, const T* const*, index_t, T* const*,  \
+                                index_t, index_t);                                                               \
   template void trmm<T>(Side, Uplo, Op, Diag, index_t, index_t, T, const T*, index_t, T*, index_t);
 KEIG_INSTANTIATE_HOST_BLAS(float)
 KEIG_INSTANTIATE_HOST_BLAS(double)

@@ -185,6 +185,23 @@ void trsm(const Context<ExecSpace>& ctx, Side side, Uplo uplo, Op ta, Diag diag,
     host::trsm(side, uplo, ta, diag, m, n, alpha, a.data(), leading_dimension(a), b.data(), leading_dimension(b));
 }
 
+// B_i = alpha op(A_i)^{-1} B_i (Left) or alpha B_i op(A_i)^{-1} (Right) for i < batch, each A_i triangular and
+// each B_i m x n; the pointer arrays live in the execution space's memory (device memory on Kokkos::Cuda).
+template <class T, class ExecSpace>
+void trsm_batched(const Context<ExecSpace>& ctx, Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n,
+                  nondeduced_t<T> alpha, const T* const* a, index_t lda, T* const* b, index_t ldb, index_t batch) {
+  const index_t ka = side == Side::Left ? m : n;
+  detail::require(m >= 0 && n >= 0 && batch >= 0, "trsm_batched", "m", "negative size");
+  detail::require(lda >= ka && lda >= 1, "trsm_batched", "lda", "lda too small");
+  detail::require(ldb >= m && ldb >= 1, "trsm_batched", "ldb", "ldb too small");
+  if (m == 0 || n == 0 || batch == 0) return;
+  ctx.before_vendor_call();
+  if constexpr (is_cuda_space_v<ExecSpace>)
+    cuda::trsm_batched<T>(ctx, side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, batch);
+  else
+    host::trsm_batched<T>(side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, batch);
+}
+
 // B = alpha op(A) B (Left) or alpha B op(A) (Right), A triangular.
 template <class T, class ExecSpace>
 void trmm(const Context<ExecSpace>& ctx, Side side, Uplo uplo, Op ta, Diag diag, nondeduced_t<T> alpha,

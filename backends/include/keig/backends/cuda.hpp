@@ -62,6 +62,10 @@ void syr2k(const CudaContext&, Uplo uplo, Op trans, index_t n, index_t k, T alph
 template <class T>
 void trsm(const CudaContext&, Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a,
           index_t lda, T* b, index_t ldb);
+// Pointer arrays in device memory (cublas?trsmBatched_64).
+template <class T>
+void trsm_batched(const CudaContext&, Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha,
+                  const T* const* a, index_t lda, T* const* b, index_t ldb, index_t batch);
 template <class T>
 void trmm(const CudaContext&, Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a,
           index_t lda, T* b, index_t ldb);
@@ -155,6 +159,7 @@ KEIG_CUDA_UNAVAILABLE(gemm_batched)
 KEIG_CUDA_UNAVAILABLE(symm)
 KEIG_CUDA_UNAVAILABLE(syr2k)
 KEIG_CUDA_UNAVAILABLE(trsm)
+KEIG_CUDA_UNAVAILABLE(trsm_batched)
 KEIG_CUDA_UNAVAILABLE(trmm)
 KEIG_CUDA_UNAVAILABLE(potrf)
 KEIG_CUDA_UNAVAILABLE(geqrf)

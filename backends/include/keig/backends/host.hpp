@@ -46,6 +46,10 @@ void syr2k(Uplo uplo, Op trans, index_t n, index_t k, T alpha, const T* a, index
 template <class T>
 void trsm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a, index_t lda, T* b,
           index_t ldb);
+// B_i = alpha op(A_i)^{-1} B_i or alpha B_i op(A_i)^{-1} for i < batch (host pointer arrays; a loop over trsm).
+template <class T>
+void trsm_batched(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* const* a,
+                  index_t lda, T* const* b, index_t ldb, index_t batch);
 template <class T>
 void trmm(Side side, Uplo uplo, Op ta, Diag diag, index_t m, index_t n, T alpha, const T* a, index_t lda, T* b,
           index_t ldb);
