@@ -204,41 +204,10 @@ struct Sy2sbOptions {
 namespace detail {
 
 // D(i, j) = conj(D(j, i)) for i < j on a square D: the strict upper triangle
-// from the strict lower one, in 32 x 32 tiles through team scratch so that
-// both the reads and the writes run down columns (coalesced on GPUs).
+// from the strict lower one (mirror_triangle_tiled).
 template <class T, class ExecSpace>
 void mirror_lower_to_upper_tiled(const ExecSpace& space, const Matrix<T, ExecSpace>& d) {
-  const index_t w = d.extent(0);
-  if (w < 2) return;
-  constexpr int tile = 32;
-  const index_t tiles = (w + tile - 1) / tile;
-  using Policy = Kokkos::TeamPolicy<ExecSpace>;
-  using Member = typename Policy::member_type;
-  // s(r, c) at r + 33 c: a lane's column reads s(c, lane) hit distinct banks.
-  using Tile = Kokkos::View<T[tile + 1][tile], Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
-                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  Policy policy = backends::is_cuda_space_v<ExecSpace> ? Policy(space, tiles * tiles, 256)
-                                                        : Policy(space, tiles * tiles, Kokkos::AUTO);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
-  Kokkos::parallel_for(
-      "keig::sy2sb::mirror_diagonal_block", policy, KOKKOS_LAMBDA(const Member& team) {
-        // Source tile (ti, tj) of the lower triangle, target tile (tj, ti).
-        const index_t ti = team.league_rank() % tiles, tj = team.league_rank() / tiles;
-        if (ti < tj) return;  // the whole team leaves: no barrier is skipped by part of it
-        const Tile s(team.team_scratch(0));
-        const int threads = team.team_size();
-        for (int e = team.team_rank(); e < tile * tile; e += threads) {
-          const int r = e % tile, c = e / tile;
-          const index_t i = ti * tile + r, j = tj * tile + c;
-          if (i < w && i > j) s(r, c) = d(i, j);
-        }
-        team.team_barrier();
-        for (int e = team.team_rank(); e < tile * tile; e += threads) {
-          const int r = e % tile, c = e / tile;  // target row tj*32 + r (a source column), column ti*32 + c
-          const index_t i = tj * tile + r, j = ti * tile + c;
-          if (j < w && i < j) d(i, j) = conjugate(s(c, r));
-        }
-      });
+  mirror_triangle_tiled(space, d, Uplo::Lower, false);
 }
 
 // to1 = from1 and to2 = from2 (all m x k): W's and V's partner copies, in

