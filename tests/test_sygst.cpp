@@ -11,6 +11,7 @@
 #include "keig/backends/host.hpp"
 #include "keig/backends/lapack.hpp"
 #include "keig/stages/sygst.hpp"
+#include "keig/verify.hpp"
 #include "support.hpp"
 
 namespace keig::test {
@@ -19,6 +20,16 @@ namespace {
 // The double-precision scalar of the same kind as T (the reference's arithmetic).
 template <class T>
 using Wide = std::conditional_t<is_complex_v<T>, Kokkos::complex<double>, double>;
+
+// The workspaces of sygst and sygst_backtransform (empty on hosts).
+template <class T>
+SpaceVector<T> sygst_work(index_t n, index_t nb) {
+  return SpaceVector<T>("sygst_work", stages::sygst_workspace_size<T, Space>(n, nb));
+}
+template <class T>
+SpaceVector<T> backtransform_work(GeneralizedType type, index_t n, index_t m, index_t nb = 0) {
+  return SpaceVector<T>("bt_work", stages::sygst_backtransform_workspace_size<T, Space>(type, n, m, nb));
+}
 
 template <class T>
 HostMatrix<Wide<T>> widened(const HostMatrix<T>& m) {
@@ -157,7 +168,8 @@ TYPED_TEST(Sygst, MatchesTheHostReferenceWithPoisonedUpperTriangles) {
       for (index_t nb : {index_t(8), index_t(32), index_t(0)}) {
         SCOPED_TRACE(std::string(type_name(type)) + " n=" + std::to_string(n) + " nb=" + std::to_string(nb));
         SpaceMatrix<T> ad = to_space(a_stored);
-        stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), nb);
+        stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), nb,
+                            to_vector<Space>(sygst_work<T>(n, nb)));
         Kokkos::fence();
         const HostMatrix<T> c = to_host(ad);
         double err2 = 0;
@@ -200,7 +212,8 @@ TYPED_TEST(Sygst, LeavesTheUpperTriangleOutsideDiagonalBlocksUntouched) {
     for (index_t j = 0; j < n; ++j)
       for (index_t i = 0; i < j; ++i) stored(i, j) = T(real_t<T>(12345));
     SpaceMatrix<T> ad = to_space(stored);
-    stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), nb);
+    stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), nb,
+                            to_vector<Space>(sygst_work<T>(n, nb)));
     Kokkos::fence();
     const HostMatrix<T> c = to_host(ad);
     for (index_t j = 0; j < n; ++j)
@@ -241,6 +254,23 @@ TYPED_TEST(Sygst, RejectsBadArguments) {
               stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(a), to_matrix<Space>(a), 0);
             }),
             "L");
+  // A missing workspace, where the backend needs one (GPUs: the inverted diagonal blocks of L).
+  if (stages::sygst_workspace_size<T, Space>(10, 4) > 0) {
+    SpaceVector<T> short_work("short", stages::sygst_workspace_size<T, Space>(10, 4) - 1);
+    EXPECT_EQ(argument_of([&] {
+                stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(a), to_matrix<Space>(l), 4,
+                                        to_vector<Space>(short_work));
+              }),
+              "work");
+  }
+  if (stages::sygst_backtransform_workspace_size<T, Space>(GeneralizedType::AxLBx, 10, 3, 4) > 0) {
+    SpaceMatrix<T> z10("z10", 10, 3);
+    EXPECT_EQ(argument_of([&] {
+                stages::sygst_backtransform<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(l),
+                                                      to_matrix<Space>(z10), 4);
+              }),
+              "work");
+  }
   EXPECT_EQ(argument_of([&] {
               stages::sygst_backtransform<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(l), to_matrix<Space>(z));
             }),
@@ -279,7 +309,7 @@ TYPED_TEST(Sygst, BacktransformByBlocksSolvesWithLH) {
           for (index_t i = 0; i < n; ++i) z(i, j) = random_scalar<T>(rng);
         SpaceMatrix<T> zd = to_space(z);
         stages::sygst_backtransform<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(ld), to_matrix<Space>(zd),
-                                              nb);
+                                              nb, to_vector<Space>(backtransform_work<T>(GeneralizedType::AxLBx, n, m, nb)));
         Kokkos::fence();
         const HostMatrix<W> x = widened(to_host(zd));
         HostMatrix<W> r = multiply(conj_transpose(lw), x);
@@ -307,13 +337,15 @@ TYPED_TEST(Sygst, WithBacktransformSolvesTheGeneralizedProblem) {
     for (GeneralizedType type : {GeneralizedType::AxLBx, GeneralizedType::ABxLx, GeneralizedType::BAxLx}) {
       SCOPED_TRACE(std::string(type_name(type)) + " n=" + std::to_string(n));
       SpaceMatrix<T> ad = to_space(pair.a);
-      stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), 8);
+      stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), 8,
+                              to_vector<Space>(sygst_work<T>(n, 8)));
       Kokkos::fence();
       HostMatrix<T> z = to_host(ad);
       std::vector<R> w(n);
       if (n > 0) ASSERT_EQ((backends::host::syevd<T>(backends::Job::Vectors, Uplo::Lower, n, z.data(), n, w.data())), 0);
       SpaceMatrix<T> zd = to_space(z);
-      stages::sygst_backtransform<T, Space>(ctx, type, to_matrix<Space>(ld), to_matrix<Space>(zd));
+      stages::sygst_backtransform<T, Space>(ctx, type, to_matrix<Space>(ld), to_matrix<Space>(zd), 0,
+                                            to_vector<Space>(backtransform_work<T>(type, n, n)));
       Kokkos::fence();
       const HostMatrix<W> x = widened(to_host(zd)), aw = widened(pair.a), bw = widened(pair.b);
       HostMatrix<W> lhs, rhs;
@@ -341,6 +373,36 @@ TYPED_TEST(Sygst, WithBacktransformSolvesTheGeneralizedProblem) {
     }
   }
 }
+
+// cond(B) = 1e8 (double scalars only: beyond single precision), by blocks of
+// 16 in both stages, so that on GPUs every solve with a diagonal block of L
+// is a product with its inverse: the contract's residual and eigenvalue
+// error, as LAPACK's triangular solves give them.
+template <class T>
+void ill_conditioned_by_blocks() {
+  using R = real_t<T>;
+  backends::Context<Space> ctx{Space()};
+  const index_t n = 150, nb = 16;
+  const TestPair<T> pair = generate_pair<T>(MatrixKind::Uniform, n, 1e8, 21);
+  SpaceMatrix<T> ld = cholesky_on_space(ctx, pair.b);
+  SpaceMatrix<T> ad = to_space(pair.a);
+  stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(ad), to_matrix<Space>(ld), nb,
+                          to_vector<Space>(sygst_work<T>(n, nb)));
+  Kokkos::fence();
+  HostMatrix<T> z = to_host(ad);
+  HostVector<R> w("w", n);
+  ASSERT_EQ((backends::host::syevd<T>(backends::Job::Vectors, Uplo::Lower, n, z.data(), n, w.data())), 0);
+  SpaceMatrix<T> zd = to_space(z);
+  stages::sygst_backtransform<T, Space>(
+      ctx, GeneralizedType::AxLBx, to_matrix<Space>(ld), to_matrix<Space>(zd), nb,
+      to_vector<Space>(backtransform_work<T>(GeneralizedType::AxLBx, n, n, nb)));
+  Kokkos::fence();
+  const HostMatrix<T> x = to_host(zd);
+  EXPECT_LE(scaled_residual_generalized(pair.a, pair.b, w, x, n), kContract);
+  EXPECT_LE(scaled_eigenvalue_error_generalized(pair.a, pair.b, w, pair.eigenvalues, n), kContract);
+}
+TEST(SygstIllConditioned, Double) { ill_conditioned_by_blocks<double>(); }
+TEST(SygstIllConditioned, ComplexDouble) { ill_conditioned_by_blocks<Kokkos::complex<double>>(); }
 
 template <class T>
 class SygstIcnma : public ::testing::Test {};
@@ -375,7 +437,8 @@ TYPED_TEST(SygstIcnma, PairIsHermitianPositiveDefiniteAndClustered) {
   backends::Context<Space> ctx{Space()};
   SpaceMatrix<T> ld = cholesky_on_space(ctx, pair.b);
   SpaceMatrix<T> ad = to_space(pair.a);
-  stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(ad), to_matrix<Space>(ld), 0);
+  stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(ad), to_matrix<Space>(ld), 0,
+                          to_vector<Space>(sygst_work<T>(n, 0)));
   Kokkos::fence();
   const std::vector<R> nu = reference_eigenvalues(to_host(ad));
   for (index_t i = 0; i < n; ++i)

@@ -328,12 +328,17 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
         });
   stage("keig::sygst", cx * stages::sygst_flops(n), [&] {
     if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, a);
-    stages::sygst<T, ExecSpace>(ctx, options.generalized_type, a, l, 0);
+    const auto work = allocate_vector<T>(space, "keig::sygst::work", stages::sygst_workspace_size<T, ExecSpace>(n));
+    stages::sygst<T, ExecSpace>(ctx, options.generalized_type, a, l, 0, work);
   });
   const index_t m = standard(Uplo::Lower);
   if (problem.vectors && m > 0)
-    stage("keig::bt_sygst", cx * double(n) * n * m,
-          [&] { stages::sygst_backtransform<T, ExecSpace>(ctx, options.generalized_type, l, columns(z, 0, m)); });
+    stage("keig::bt_sygst", cx * double(n) * n * m, [&] {
+      const auto work = allocate_vector<T>(
+          space, "keig::bt_sygst::work",
+          stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, m));
+      stages::sygst_backtransform<T, ExecSpace>(ctx, options.generalized_type, l, columns(z, 0, m), 0, work);
+    });
   return m;
 }
 

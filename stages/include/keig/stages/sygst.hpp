@@ -23,17 +23,28 @@
 // intermediate values (type 1: conj of C's, up to rounding; types 2, 3: stale
 // ones -- do not rely on them). Every other entry of A's strictly upper
 // triangle (outside the diagonal blocks) is untouched; NaN there is harmless.
-// No other workspace is needed (hence no sygst_workspace_size).
+//
+// GPUs, type 1: the solves with L's nb x nb diagonal blocks run as gemms with
+// their inverses (MAGMA's trsm does the same), formed once per call by one
+// batched triangular solve against the identity. cuBLAS's triangular solves
+// of these shapes are chains of small launches at 1-8 TFLOP/s; they took
+// 29.7 of sygst's 137.5 ms at n = 16384 (H100, twenty-fourth stop's trace).
+// The inverses and an n x nb scratch for the products that replace in-place
+// solves live in the caller's workspace (sygst_workspace_size; none on hosts,
+// whose trsm runs at the gemm rate).
 //
 // sygst_backtransform then maps the standard eigenvectors Y of C to the
 // generalized ones: types 1, 2: X = L^{-H} Y (trsm); type 3: X = L Y (trmm).
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 #include <string>
 
 #include "keig/backends/blas.hpp"
 #include "keig/options.hpp"
+#include "keig/views/kernels.hpp"
+#include "keig/views/workspace.hpp"
 
 namespace keig::stages {
 
@@ -52,14 +63,109 @@ inline constexpr index_t sygst_block_default = backends::is_cuda_space_v<ExecSpa
 
 namespace detail {
 
+// Whether type 1's solves with L's diagonal blocks run as products with
+// their inverses on ExecSpace (GPUs; see the header comment).
+template <class ExecSpace>
+inline constexpr bool sygst_inverse_blocks_v = backends::is_cuda_space_v<ExecSpace>;
+
+// Entries of T that hold `count` pointers anywhere in a T workspace (8-byte
+// alignment included).
+template <class T>
+constexpr index_t pointer_entries(index_t count) {
+  return (count * index_t(sizeof(void*)) + index_t(sizeof(void*)) - 1) / index_t(sizeof(T)) + 1;
+}
+
+// The inverted diagonal blocks of a lower triangular l for block size nb, as
+// carved from a workspace: block q (rows and columns [q nb, q nb + kb)) is
+// inv(0:kb, q nb : q nb + kb) of an nb x (blocks nb) matrix.
+template <class T, class ExecSpace>
+struct InverseBlocks {
+  Matrix<T, ExecSpace> inv;
+  Matrix<T, ExecSpace> block(index_t k, index_t kb) const {
+    return Kokkos::subview(inv, std::make_pair(index_t(0), kb), std::make_pair(k, k + kb));
+  }
+};
+
+// Pieces of a workspace start on 256-byte boundaries: cuBLAS's gemms run up
+// to a third slower on operands 8 bytes off one (aligned_leading_dimension);
+// bt_sygst took 0.113 s instead of 0.085 s at n = 16384 (H200) with its
+// scratch there.
+template <class T>
+constexpr index_t align_slack = sizeof(T) < 256 ? index_t(256 / sizeof(T)) : 1;
+template <class T>
+T* align_256(T* p) {
+  const std::uintptr_t u = reinterpret_cast<std::uintptr_t>(p);
+  return reinterpret_cast<T*>((u + 255) / 256 * 256);
+}
+
+// Entries for invert_diagonal_blocks(n, nb): the blocks (from a 256-byte
+// boundary) and the batched call's two pointer arrays.
+template <class T>
+index_t inverse_blocks_entries(index_t n, index_t nb) {
+  const index_t blocks = (n + nb - 1) / nb;
+  return align_slack<T> + nb * nb * blocks + pointer_entries<T>(2 * blocks);
+}
+
+// The scratch after the inverse blocks in a workspace, on a 256-byte boundary
+// (its entries count align_slack<T> more than it holds).
+template <class T>
+T* scratch_after_inverses(T* work, index_t n, index_t nb) {
+  return align_256(work + inverse_blocks_entries<T>(n, nb));
+}
+
+// L_kk^{-1} for the diagonal blocks [k, k + nb) of l, k = 0, nb, ...: the
+// identity in each block's square, then one batched triangular solve for the
+// full blocks and one solve for a shorter last block. work: at least
+// inverse_blocks_entries(n, nb) entries. Asynchronous on ctx.space().
+template <class T, class ExecSpace>
+InverseBlocks<T, ExecSpace> invert_diagonal_blocks(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& l,
+                                                   index_t nb, T* work) {
+  using backends::Diag;
+  using backends::Op;
+  using backends::Side;
+  const ExecSpace& space = ctx.space();
+  const index_t n = l.extent(0), blocks = (n + nb - 1) / nb, full = n / nb;
+  work = align_256(work);
+  const Matrix<T, ExecSpace> inv = make_matrix<T, ExecSpace>(work, nb, blocks * nb, nb);
+  using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::sygst::identity_blocks", Policy2(space, {0, 0}, {nb, blocks * nb}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j) { inv(i, j) = i == j % nb ? T(1) : T(0); });
+  if (full > 0) {
+    const std::uintptr_t after = reinterpret_cast<std::uintptr_t>(work + nb * nb * blocks);
+    const std::uintptr_t first = (after + sizeof(void*) - 1) / sizeof(void*) * sizeof(void*);
+    const T** l_blocks = reinterpret_cast<const T**>(first);
+    T** inv_blocks = reinterpret_cast<T**>(first) + full;
+    const T* l0 = l.data();
+    T* inv0 = inv.data();
+    const index_t ldl = leading_dimension(l);
+    Kokkos::parallel_for(
+        "keig::sygst::block_pointers", Kokkos::RangePolicy<ExecSpace>(space, 0, full), KOKKOS_LAMBDA(const index_t q) {
+          l_blocks[q] = l0 + q * nb * (ldl + 1);
+          inv_blocks[q] = inv0 + q * nb * nb;
+        });
+    backends::trsm_batched<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, nb, nb, T(1), l_blocks, ldl,
+                              inv_blocks, nb, full);
+  }
+  if (full < blocks) {
+    const index_t k = full * nb;
+    backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), block(l, k, n, k, n),
+                      block(inv, 0, n - k, k, n));
+  }
+  return {inv};
+}
+
 // The diagonal-block step (LAPACK ?hegs2) on a kb x kb block a11 (lower
 // triangle valid, upper is scratch) with the lower triangular l11:
 // type 1: a11 = l11^{-1} a11 l11^{-H}; types 2, 3: a11 = l11^H a11 l11.
 // The block is mirrored to a full Hermitian square in place, transformed by
 // two small trsm/trmm calls, and its diagonal made exactly real again.
+// With li11 = l11^{-1} (type 1 on GPUs) the two solves are gemms through
+// the kb x kb scratch s.
 template <class T, class ExecSpace>
 void sygst_diagonal_block(const backends::Context<ExecSpace>& ctx, bool inverse, const Matrix<T, ExecSpace>& a11,
-                          const Matrix<T, ExecSpace>& l11) {
+                          const Matrix<T, ExecSpace>& l11, const Matrix<T, ExecSpace>& li11 = {},
+                          const Matrix<T, ExecSpace>& s = {}) {
   using backends::Diag;
   using backends::Op;
   using backends::Side;
@@ -72,7 +178,10 @@ void sygst_diagonal_block(const backends::Context<ExecSpace>& ctx, bool inverse,
         if (i < j) a11(i, j) = conjugate(a11(j, i));
         else if (i == j) a11(i, i) = T(real_part(a11(i, i)));
       });
-  if (inverse) {
+  if (inverse && li11.data() != nullptr) {
+    backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), li11, a11, T(0), s);     // S = L^{-1} A
+    backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(1), s, li11, T(0), a11);  // A = S L^{-H}
+  } else if (inverse) {
     backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l11, a11);     // L^{-1} A
     backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l11, a11);  // ... L^{-H}
   } else {
@@ -92,9 +201,12 @@ void sygst_diagonal_block(const backends::Context<ExecSpace>& ctx, bool inverse,
 //   X_i = L_ii^{-1} M_i,  M_below -= L(below, i) X_i,
 // where X_i is block row i left of its diagonal block. The updates are gemms
 // of inner size kb and the exact n^3 / 3 flops of the solves they replace.
+// With inverse blocks (GPUs) X_i = L_ii^{-1} M_i is a gemm into the scratch
+// (nb x n entries) and a copy back.
 template <class T, class ExecSpace>
 void sygst_finish_block_columns(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& a,
-                                const Matrix<T, ExecSpace>& l, index_t nb) {
+                                const Matrix<T, ExecSpace>& l, index_t nb, const InverseBlocks<T, ExecSpace>* inverses,
+                                T* scratch) {
   using backends::Diag;
   using backends::Op;
   using backends::Side;
@@ -102,7 +214,13 @@ void sygst_finish_block_columns(const backends::Context<ExecSpace>& ctx, const M
   for (index_t i = nb; i < n; i += nb) {
     const index_t i2 = nb < n - i ? i + nb : n;
     const Matrix<T, ExecSpace> Xi = block(a, i, i2, 0, i);
-    backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), block(l, i, i2, i, i2), Xi);
+    if (inverses) {
+      const Matrix<T, ExecSpace> s = make_matrix<T, ExecSpace>(scratch, i2 - i, i, i2 - i);
+      backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(1), inverses->block(i, i2 - i), Xi, T(0), s);
+      copy_matrix(ctx.space(), s, Xi);
+    } else {
+      backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), block(l, i, i2, i, i2), Xi);
+    }
     if (i2 < n)
       backends::gemm<T>(ctx, Op::NoTrans, Op::NoTrans, T(-1), block(l, i2, n, i, i2), Xi, T(1),
                         block(a, i2, n, 0, i));
@@ -118,12 +236,23 @@ inline void sygst_check_type(GeneralizedType type, const char* routine) {
 
 }  // namespace detail
 
+// Workspace entries of sygst for n and block size nb (0: the default): on
+// GPUs the inverted diagonal blocks of L and an n x nb scratch (type 1; the
+// other types use none of it); none on hosts.
+template <class T, class ExecSpace>
+index_t sygst_workspace_size(index_t n, index_t nb = 0) {
+  if (nb <= 0) nb = sygst_block_default<ExecSpace>;
+  if (!detail::sygst_inverse_blocks_v<ExecSpace> || n <= 0) return 0;
+  return detail::inverse_blocks_entries<T>(n, nb) + detail::align_slack<T> + aligned_leading_dimension<T>(n) * nb;
+}
+
 // Reduces (A, B = L L^H) to the standard problem C in place (see the header
 // comment for the storage contract). a, l: n x n; nb: block size, 0 selects
-// sygst_block_default. Asynchronous on ctx.space().
+// sygst_block_default; work: sygst_workspace_size(n, nb) entries (none on
+// hosts). Asynchronous on ctx.space().
 template <class T, class ExecSpace>
 void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const Matrix<T, ExecSpace>& a,
-           const Matrix<T, ExecSpace>& l, index_t nb = 0) {
+           const Matrix<T, ExecSpace>& l, index_t nb = 0, const Vector<T, ExecSpace>& work = {}) {
   using backends::Diag;
   using backends::Op;
   using backends::Side;
@@ -139,18 +268,41 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
   if (nb < 0) throw InvalidArgument("nb", "sygst: block size must be >= 1 (0: default), got " + std::to_string(nb));
   if (n > 0 && a.data() == l.data()) throw InvalidArgument("L", "sygst: L must not alias A");
   if (nb == 0) nb = sygst_block_default<ExecSpace>;
+  constexpr bool inverse_blocks = detail::sygst_inverse_blocks_v<ExecSpace>;
+  if (type == GeneralizedType::AxLBx && inverse_blocks &&
+      static_cast<index_t>(work.extent(0)) < sygst_workspace_size<T, ExecSpace>(n, nb))
+    throw InvalidArgument("work", "sygst: needs sygst_workspace_size(n, nb) = " +
+                                      std::to_string(sygst_workspace_size<T, ExecSpace>(n, nb)) + " entries, got " +
+                                      std::to_string(work.extent(0)));
   if (n == 0) return;
 
   if (type == GeneralizedType::AxLBx) {
     // LAPACK ?hegst, itype = 1, lower: left to right.
+    detail::InverseBlocks<T, ExecSpace> inverses;
+    T* scratch = nullptr;
+    if constexpr (inverse_blocks) {
+      inverses = detail::invert_diagonal_blocks<T, ExecSpace>(ctx, l, nb, work.data());
+      scratch = detail::scratch_after_inverses(work.data(), n, nb);
+    }
     for (index_t k = 0; k < n; k += nb) {
       const index_t kb = nb < n - k ? nb : n - k, k2 = k + kb;
       const Matrix<T, ExecSpace> A11 = block(a, k, k2, k, k2), L11 = block(l, k, k2, k, k2);
-      detail::sygst_diagonal_block<T, ExecSpace>(ctx, true, A11, L11);
+      if constexpr (inverse_blocks)
+        detail::sygst_diagonal_block<T, ExecSpace>(ctx, true, A11, L11, inverses.block(k, kb),
+                                                   make_matrix<T, ExecSpace>(scratch, kb, kb, kb));
+      else
+        detail::sygst_diagonal_block<T, ExecSpace>(ctx, true, A11, L11);
       if (k2 < n) {
         const Matrix<T, ExecSpace> A21 = block(a, k2, n, k, k2), L21 = block(l, k2, n, k, k2);
         const Matrix<T, ExecSpace> A22 = block(a, k2, n, k2, n);
-        backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), L11, A21);
+        if constexpr (inverse_blocks) {  // A21 L11^{-H} through the scratch
+          const Matrix<T, ExecSpace> s =
+              make_matrix<T, ExecSpace>(scratch, n - k2, kb, aligned_leading_dimension<T>(n - k2));
+          backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(1), A21, inverses.block(k, kb), T(0), s);
+          copy_matrix(ctx.space(), s, A21);
+        } else {
+          backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), L11, A21);
+        }
         backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
         backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), A21, L21, R(1), A22);
         backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
@@ -160,7 +312,7 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
         // A21, so all of these solves wait for the end of the loop.
       }
     }
-    detail::sygst_finish_block_columns<T, ExecSpace>(ctx, a, l, nb);
+    detail::sygst_finish_block_columns<T, ExecSpace>(ctx, a, l, nb, inverse_blocks ? &inverses : nullptr, scratch);
   } else {
     // LAPACK ?hegst, itype = 2 or 3, lower: the leading k x k part is already
     // C's; each step extends it by kb rows and columns.
@@ -188,23 +340,52 @@ inline double sygst_flops(index_t n) { return double(n) * double(n) * double(n);
 // Rows per block of sygst_backtransform's solve (0: one trsm over all rows).
 // GPUs: by blocks of rows, left-looking, the solve is n / nb gemms that
 // each form one block row of nb x m from all rows below it (inner size up
-// to n) plus n / nb small solves. H200, type 1, n = m = 20694 (columns
-// 256-byte aligned / packed): nb = 512 / 768 / 1024 / 1536: 0.199 / 0.232 /
-// 0.194 / 0.201 s and 0.191 / 0.202 / 0.184 / 0.187 s; n = 16384: 0.090 /
-// 0.088 / 0.086 / 0.087 s; right-looking with nb = 2048 (rank-2048 updates
-// of all rows above, as before) 0.236 / 0.207 s at 20694 and one cuBLAS trsm
+// to n), each block row then multiplied by its inverted diagonal block of L
+// (the blocks aligned at multiples of nb from the first row, as sygst's).
+// H200, type 1, n = m = 16384, a cuBLAS harness outside the repository
+// (2026-11-25, twenty-sixth stop): with the inverses nb = 256 / 512 / 1024:
+// 76.1 / 77.1-79.0 / 76.1 ms, with cuBLAS's solves on the diagonal blocks
+// (the default before) nb = 512 / 1024: 84.9 / 83.9-88.0 ms. Earlier (H200,
+// solves, n = m = 20694, columns 256-byte aligned / packed): nb = 512 / 768 /
+// 1024 / 1536: 0.199 / 0.232 / 0.194 / 0.201 s and 0.191 / 0.202 / 0.184 /
+// 0.187 s; right-looking with nb = 2048 0.236 / 0.207 s and one cuBLAS trsm
 // 0.216 s. Few columns (m < n / 8) take one trsm: at m = n / 100 it beat
 // blocked right-looking solves (0.0097 s against 0.013 s for nb <= 1024).
 template <class ExecSpace>
-inline constexpr index_t sygst_backtransform_block_default = backends::is_cuda_space_v<ExecSpace> ? 1024 : 0;
+inline constexpr index_t sygst_backtransform_block_default = backends::is_cuda_space_v<ExecSpace> ? 512 : 0;
+
+namespace detail {
+// The block size sygst_backtransform runs with for n x m and the caller's nb
+// (0: the default), and whether its blocks use inverted diagonal blocks.
+template <class ExecSpace>
+index_t sygst_backtransform_block(index_t n, index_t m, index_t nb) {
+  return nb != 0 ? nb : 8 * m < n ? 0 : sygst_backtransform_block_default<ExecSpace>;
+}
+template <class ExecSpace>
+bool sygst_backtransform_inverses(GeneralizedType type, index_t n, index_t nb) {
+  return sygst_inverse_blocks_v<ExecSpace> && type != GeneralizedType::BAxLx && nb > 0 && nb < n;
+}
+}  // namespace detail
+
+// Workspace entries of sygst_backtransform for type, n x m and block size nb
+// (0: the default): on GPUs with blocks of rows (types 1, 2) the inverted
+// diagonal blocks of L and an nb x m scratch; none otherwise.
+template <class T, class ExecSpace>
+index_t sygst_backtransform_workspace_size(GeneralizedType type, index_t n, index_t m, index_t nb = 0) {
+  nb = detail::sygst_backtransform_block<ExecSpace>(n, m, nb);
+  if (m <= 0 || !detail::sygst_backtransform_inverses<ExecSpace>(type, n, nb)) return 0;
+  return detail::inverse_blocks_entries<T>(n, nb) + detail::align_slack<T> + nb * m;
+}
 
 // Back-transformation of the eigenvectors of C (z: n x m, in place):
 // types 1, 2: Z := L^{-H} Z; type 3: Z := L Z. Only L's lower triangle is read.
 // nb: rows per block of the solve (0: sygst_backtransform_block_default; a
-// value of at least n: one trsm). Asynchronous on ctx.space().
+// value of at least n: one trsm); work:
+// sygst_backtransform_workspace_size(type, n, m, nb) entries. Asynchronous on
+// ctx.space().
 template <class T, class ExecSpace>
 void sygst_backtransform(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const Matrix<T, ExecSpace>& l,
-                         const Matrix<T, ExecSpace>& z, index_t nb = 0) {
+                         const Matrix<T, ExecSpace>& z, index_t nb = 0, const Vector<T, ExecSpace>& work = {}) {
   using backends::Diag;
   using backends::Op;
   using backends::Side;
@@ -219,24 +400,43 @@ void sygst_backtransform(const backends::Context<ExecSpace>& ctx, GeneralizedTyp
   if (nb < 0)
     throw InvalidArgument("nb", "sygst_backtransform: block size must be >= 1 (0: default), got " + std::to_string(nb));
   const index_t m = z.extent(1);
-  if (nb == 0) nb = 8 * m < n ? 0 : sygst_backtransform_block_default<ExecSpace>;
+  const index_t needed = sygst_backtransform_workspace_size<T, ExecSpace>(type, n, m, nb);
+  if (static_cast<index_t>(work.extent(0)) < needed)
+    throw InvalidArgument("work", "sygst_backtransform: needs sygst_backtransform_workspace_size(type, n, m, nb) = " +
+                                      std::to_string(needed) + " entries, got " + std::to_string(work.extent(0)));
+  nb = detail::sygst_backtransform_block<ExecSpace>(n, m, nb);
   if (n == 0 || m == 0) return;
   if (type == GeneralizedType::BAxLx) {
     backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), l, z);
   } else if (nb == 0 || nb >= n) {
     backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), l, z);
   } else {
-    // L^H X = Z by block rows, the last first, left-looking: block row i
-    // first drops the share of the rows below it, already solved,
+    // L^H X = Z by block rows [i, i2), i = q nb, the last first,
+    // left-looking: block row i first drops the share of the rows below it,
+    // already solved,
     //   Z_i -= L(i2:n, i:i2)^H X(i2:n),
-    // then X_i = L_ii^{-H} Z_i. Only L's strictly lower part and its
+    // then X_i = L_ii^{-H} Z_i: a solve, or on GPUs a product with the
+    // inverted block (Z_i copied to the scratch first, so that the product
+    // writes X_i in place of it). Only L's strictly lower part and its
     // diagonal blocks are read.
-    for (index_t i2 = n; i2 > 0; i2 -= nb) {
-      const index_t i = i2 > nb ? i2 - nb : 0;
+    const bool inverse = detail::sygst_backtransform_inverses<ExecSpace>(type, n, nb);
+    detail::InverseBlocks<T, ExecSpace> inverses;
+    T* scratch = nullptr;
+    if (inverse) {
+      inverses = detail::invert_diagonal_blocks<T, ExecSpace>(ctx, l, nb, work.data());
+      scratch = detail::scratch_after_inverses(work.data(), n, nb);
+    }
+    for (index_t i = (n - 1) / nb * nb; i >= 0; i -= nb) {
+      const index_t i2 = nb < n - i ? i + nb : n, kb = i2 - i;
       const Matrix<T, ExecSpace> Zi = block(z, i, i2, 0, m);
+      const Matrix<T, ExecSpace> Si = inverse ? make_matrix<T, ExecSpace>(scratch, kb, m, kb) : Zi;
+      if (inverse) copy_matrix(ctx.space(), Zi, Si);
       if (i2 < n)
-        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(-1), block(l, i2, n, i, i2), block(z, i2, n, 0, m), T(1), Zi);
-      backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), block(l, i, i2, i, i2), Zi);
+        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(-1), block(l, i2, n, i, i2), block(z, i2, n, 0, m), T(1), Si);
+      if (inverse)
+        backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(1), inverses.block(i, kb), Si, T(0), Zi);
+      else
+        backends::trsm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), block(l, i, i2, i, i2), Zi);
     }
   }
 }
