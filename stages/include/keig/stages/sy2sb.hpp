@@ -203,13 +203,6 @@ struct Sy2sbOptions {
 
 namespace detail {
 
-// D(i, j) = conj(D(j, i)) for i < j on a square D: the strict upper triangle
-// from the strict lower one (mirror_triangle_tiled).
-template <class T, class ExecSpace>
-void mirror_lower_to_upper_tiled(const ExecSpace& space, const Matrix<T, ExecSpace>& d) {
-  mirror_triangle_tiled(space, d, Uplo::Lower, false);
-}
-
 // to1 = from1 and to2 = from2 (all m x k): W's and V's partner copies, in
 // one launch over the entries, a column's rows on consecutive threads (a
 // two-dimensional range took 20 us for m = 16384, k = 64 on an H100).
@@ -438,7 +431,7 @@ void sy2sb(const backends::Context<ExecSpace>& ctx, Uplo uplo, const Matrix<T, E
           // (sy2sb_diagonal_split_default says why).
           if (c1 < m) update_block(c1, m, c0, c1);
           for (index_t d0 = c0; d0 < c1; d0 += split) update_block(d0, c1, d0, std::min(d0 + split, c1));
-          detail::mirror_lower_to_upper_tiled(space, block(A22, c0, c1, c0, c1));
+          detail::mirror_triangle_tiled(space, block(A22, c0, c1, c0, c1), Uplo::Lower, false);
         }
       }
     } else {  // A22 -= V W^H + W V^H (the W's partnered with the V's in wv_all)

@@ -269,11 +269,10 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
   if (n > 0 && a.data() == l.data()) throw InvalidArgument("L", "sygst: L must not alias A");
   if (nb == 0) nb = sygst_block_default<ExecSpace>;
   constexpr bool inverse_blocks = detail::sygst_inverse_blocks_v<ExecSpace>;
-  if (type == GeneralizedType::AxLBx && inverse_blocks &&
-      static_cast<index_t>(work.extent(0)) < sygst_workspace_size<T, ExecSpace>(n, nb))
-    throw InvalidArgument("work", "sygst: needs sygst_workspace_size(n, nb) = " +
-                                      std::to_string(sygst_workspace_size<T, ExecSpace>(n, nb)) + " entries, got " +
-                                      std::to_string(work.extent(0)));
+  const index_t needed = type == GeneralizedType::AxLBx ? sygst_workspace_size<T, ExecSpace>(n, nb) : 0;
+  if (static_cast<index_t>(work.extent(0)) < needed)
+    throw InvalidArgument("work", "sygst: needs sygst_workspace_size(n, nb) = " + std::to_string(needed) +
+                                      " entries, got " + std::to_string(work.extent(0)));
   if (n == 0) return;
 
   if (type == GeneralizedType::AxLBx) {

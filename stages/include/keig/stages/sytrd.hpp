@@ -53,18 +53,6 @@ index_t sytrd_workspace_size(index_t n, index_t nb) {
 
 namespace detail {
 
-// A(i, j) = conj(A(j, i)) for i > j: the upper triangle copied to the lower.
-template <class T, class ExecSpace>
-void mirror_upper_to_lower(const ExecSpace& space, const Matrix<T, ExecSpace>& a) {
-  const index_t n = a.extent(0);
-  if (n < 2) return;
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
-  Kokkos::parallel_for(
-      "keig::sytrd::mirror", Policy(space, {0, 0}, {n, n}), KOKKOS_LAMBDA(const index_t i, const index_t j) {
-        if (i > j) a(i, j) = conjugate(a(j, i));
-      });
-}
-
 // The unstored triangle of a square D from the stored one `from`:
 // D(i, j) = conj(D(j, i)) for i < j (from Lower) or i > j (from Upper), and
 // with real_diagonal D(i, i) = Re D(i, i). In 32 x 32 tiles through team
@@ -108,6 +96,12 @@ void mirror_triangle_tiled(const ExecSpace& space, const Matrix<T, ExecSpace>& d
           else if (i == j && real_diagonal) d(i, i) = T(real_part(s(c, r)));
         }
       });
+}
+
+// A(i, j) = conj(A(j, i)) for i > j: the upper triangle copied to the lower.
+template <class T, class ExecSpace>
+void mirror_upper_to_lower(const ExecSpace& space, const Matrix<T, ExecSpace>& a) {
+  mirror_triangle_tiled(space, a, Uplo::Upper, false);
 }
 
 // Both triangles from the `uplo` one (real diagonal): a full Hermitian matrix.
