@@ -33,6 +33,7 @@
 
 #include "cuda_common.hpp"
 #include "cuda_mma.hpp"
+#include "keig/backends/device_sync.hpp"
 
 namespace keig::backends::cuda {
 
@@ -180,11 +181,13 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __res
 // ZT: Z's scalar; a float Z's rows are widened to double as they enter the
 // window and rounded back as they leave it (all arithmetic in FP64);
 // complex Z (double2 / float2) as above.
+// Thread block `tile` of the one-batch kernel, or a job of the queued one.
+// batch: the blocks, their V and W; in the queued kernel a shared-memory
+// copy, read where used (the kernel parameters of the one-batch kernel cost
+// no registers either; in registers they made the queued kernel spill).
 template <int Cols, class ZT>
-__global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
-    band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
-                       const double* __restrict__ wbase, int ldv, index_t stride, ZT* __restrict__ z, index_t ldz,
-                       index_t n, index_t m) {
+__device__ __forceinline__ void walk_tile(const BandBatch& batch, int ldv, index_t stride, ZT* __restrict__ z,
+                                          index_t ldz, index_t n, index_t m, index_t tile) {
   constexpr int kCols = Cols, kLd = row_stride(Cols), kThreads = block_threads(Cols), kWarps = kThreads / 32;
   // Complex: window column c < kHalf holds the real part of the tile's
   // column c of Z, column c + kHalf its imaginary part.
@@ -195,7 +198,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   double* const zs = shared;                // the window: row r in slot r % kSlots, kLd doubles a slot
   double* const xs = shared + kSlots * kLd;  // X = V^T Zw, kSigma rows
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, q = lane >> 2, t = lane & 3;
-  const index_t c0 = index_t(blockIdx.x) * kZCols;
+  const index_t c0 = tile * kZCols;
   const int cols = static_cast<int>(m - c0 < kZCols ? m - c0 : kZCols);
   ZT* const zt = z + c0 * ldz;
   const auto slot = [](index_t r) { return static_cast<int>(r & (kSlots - 1)); };
@@ -318,14 +321,14 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   // other half), and the sign of Vi there: Xr takes +Vi^T Zi, Xi -Vi^T Zr.
   [[maybe_unused]] const int n0_pair = n0 < kHalf ? n0 + kHalf : n0 - kHalf;
   [[maybe_unused]] const double vi_sign = n0 < kHalf ? 1.0 : -1.0;
-  BandBlock next = count > 0 ? list[0] : BandBlock{};
+  BandBlock next = batch.count > 0 ? batch.list[0] : BandBlock{};
   __syncthreads();
-  for (index_t e = 0; e < count; ++e) {
+  for (index_t e = 0; e < batch.count; ++e) {
     const BandBlock blk = next;
-    if (e + 1 < count) next = list[e + 1];
+    if (e + 1 < batch.count) next = batch.list[e + 1];
     const index_t r0 = blk.row0, end = r0 + ldv;
-    const double2* const v = reinterpret_cast<const double2*>(vbase + blk.q * stride + v_lane);
-    const double2* const w = reinterpret_cast<const double2*>(wbase + blk.q * stride + w_lane);
+    const double2* const v = reinterpret_cast<const double2*>(batch.v + blk.q * stride + v_lane);
+    const double2* const w = reinterpret_cast<const double2*>(batch.w + blk.q * stride + w_lane);
     // Complex: the imaginary planes.
     [[maybe_unused]] const double2* const vi = v + kVEntries / 2;
     [[maybe_unused]] const double2* const wi = w + band_block_packed_entries / 2;
@@ -503,10 +506,10 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
       // 0.504 -> 0.491-0.492 s; Z's rows loaded and stored as streaming
       // instead: 0.495-0.504 s). Z's entering rows asked for the same way
       // made the kernel slower (README).
-      if (e + 2 < count) {
-        const index_t q2 = list[e + 2].q;
-        const char* const v2 = reinterpret_cast<const char*>(vbase + q2 * stride);
-        const char* const w2 = reinterpret_cast<const char*>(wbase + q2 * stride);
+      if (e + 2 < batch.count) {
+        const index_t q2 = batch.list[e + 2].q;
+        const char* const v2 = reinterpret_cast<const char*>(batch.v + q2 * stride);
+        const char* const w2 = reinterpret_cast<const char*>(batch.w + q2 * stride);
         // (a complex block's imaginary planes follow its real ones)
         constexpr int kVLines = planes<ZT> * kVEntries * 8 / 128;
         constexpr int kLines = kVLines + planes<ZT> * int(band_block_packed_entries) * 8 / 128;
@@ -519,12 +522,59 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
       // written on every iteration (zeros when unused), so the compiler
       // does not keep it alive through the products.
       const index_t r0_next = next.row0, end_next = r0_next + ldv;
-      have_ahead = e + 1 < count && continues(r0_next) && end_next > hi && end_next - hi <= kStep * kOctets;
+      have_ahead = e + 1 < batch.count && continues(r0_next) && end_next > hi && end_next - hi <= kStep * kOctets;
       fetch(hi, have_ahead ? end_next : hi, 0, ahead);
     }
     __syncthreads();
   }
   flush(lo, hi);
+}
+
+template <int Cols, class ZT>
+__global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
+    band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
+                       const double* __restrict__ wbase, int ldv, index_t stride, ZT* __restrict__ z, index_t ldz,
+                       index_t n, index_t m) {
+  walk_tile<Cols, ZT>(BandBatch{list, count, vbase, wbase}, ldv, stride, z, ldz, n, m, blockIdx.x);
+}
+
+// The batches of a queued launch, by value (a kernel parameter).
+struct QueuedBatches {
+  BandBatch batch[band_batches_max];
+};
+
+// One job (batch b, tile i) per thread block, batch-major: the job is a
+// ticket taken from *head when the thread block starts (not blockIdx, whose
+// dispatch order CUDA does not promise), so job (b - 1, i), which (b, i)
+// waits for through done[i], belongs to a thread block that started before
+// it: the waits cannot deadlock. The jobs of batch b + 1 start on the places
+// that batch b's last part round leaves, so tiles past whole rounds no
+// longer cost a whole walk per batch. The tile's previous batch may have
+// been written by another multiprocessor in this launch: wait_progress's
+// acquire load invalidates this multiprocessor's L1 (CCTL.IVALL after it in
+// the sm_90 SASS), so the walk's plain loads see those rows. Reading Z
+// through L2 (ld.global.cg) instead, and a persistent grid looping over
+// jobs, each took 7-8 % longer (H200, n = m = 16384).
+template <int Cols, class ZT>
+__global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
+    band_blocks_queued_kernel(const QueuedBatches batches, int first_batch, int ldv, index_t stride,
+                              ZT* __restrict__ z, index_t ldz, index_t n, index_t m, int tiles, int* done,
+                              int* head) {
+  __shared__ int job_shared;
+  __shared__ BandBatch batch;
+  if (threadIdx.x == 0) {
+    const int job = atomicAdd(head, 1);
+    job_shared = job;
+    batch = batches.batch[job / tiles];
+    wait_progress(done + (job % tiles), first_batch + job / tiles);
+  }
+  __syncthreads();
+  walk_tile<Cols, ZT>(batch, ldv, stride, z, ldz, n, m, job_shared % tiles);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const int job = job_shared;
+    publish_progress(done + job % tiles, first_batch + job / tiles + 1);
+  }
 }
 
 }  // namespace
@@ -593,7 +643,65 @@ void apply_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, 
     default: launch(band_blocks_kernel<128, ZT>, 128); break;
   }
 }
+
+template <class ZT>
+void apply_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
+                         index_t ldv, index_t stride, ZT* z, index_t ldz, index_t n, index_t m, int* done, int* head) {
+  constexpr int kCols = 64;
+  if (batch_count < 0 || batch_count > band_batches_max)
+    throw InvalidArgument("batch_count", "apply_band_blocks_queued: 0 to " + std::to_string(band_batches_max) +
+                                             " batches a launch, got " + std::to_string(batch_count));
+  if (first_batch < 0)
+    throw InvalidArgument("first_batch",
+                          "apply_band_blocks_queued: first_batch must be >= 0, got " + std::to_string(first_batch));
+  QueuedBatches queued{};
+  for (int b = 0; b < batch_count; ++b) {
+    check_packed_blocks("apply_band_blocks_queued", ctx, batches[b].v, batches[b].w, ldv, stride,
+                        planes<ZT> * band_block_packed_entries, 8);
+    queued.batch[b] = batches[b];
+  }
+  if (ldz < n) throw InvalidArgument("ldz", "apply_band_blocks_queued: ldz must be >= n");
+  if (done == nullptr || head == nullptr)
+    throw InvalidArgument(done == nullptr ? "done" : "head", "apply_band_blocks_queued: needs device counters");
+  const index_t z_cols = kCols / planes<ZT>, tiles = (m + z_cols - 1) / z_cols;
+  if (tiles * batch_count > index_t(1) << 30)
+    throw InvalidArgument("m", "apply_band_blocks_queued: too many jobs (tiles x batches) for one launch");
+  if (batch_count == 0 || m == 0 || n == 0) return;
+  const cudaStream_t stream = ctx.space().cuda_stream();
+  const auto kernel = band_blocks_queued_kernel<kCols, ZT>;
+  const size_t bytes = shared_bytes(kCols);
+  detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                  static_cast<int>(bytes)));
+  const index_t jobs = tiles * batch_count;
+  detail::check_cuda("cudaMemsetAsync", cudaMemsetAsync(head, 0, sizeof(int), stream));
+  kernel<<<static_cast<unsigned>(jobs), block_threads(kCols), bytes, stream>>>(
+      queued, first_batch, static_cast<int>(ldv), stride, z, ldz, n, m, static_cast<int>(tiles), done, head);
+  detail::check_cuda("band_blocks_queued_kernel launch", cudaGetLastError());
+}
 }  // namespace
+
+void apply_band_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
+                              index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int* done,
+                              int* head) {
+  apply_blocks_queued(ctx, batches, batch_count, first_batch, ldv, stride, z, ldz, n, m, done, head);
+}
+void apply_band_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
+                              index_t ldv, index_t stride, float* z, index_t ldz, index_t n, index_t m, int* done,
+                              int* head) {
+  apply_blocks_queued(ctx, batches, batch_count, first_batch, ldv, stride, z, ldz, n, m, done, head);
+}
+void apply_band_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
+                              index_t ldv, index_t stride, Kokkos::complex<double>* z, index_t ldz, index_t n,
+                              index_t m, int* done, int* head) {
+  apply_blocks_queued(ctx, batches, batch_count, first_batch, ldv, stride, reinterpret_cast<double2*>(z), ldz, n, m,
+                      done, head);
+}
+void apply_band_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
+                              index_t ldv, index_t stride, Kokkos::complex<float>* z, index_t ldz, index_t n,
+                              index_t m, int* done, int* head) {
+  apply_blocks_queued(ctx, batches, batch_count, first_batch, ldv, stride, reinterpret_cast<float2*>(z), ldz, n, m,
+                      done, head);
+}
 
 void pack_band_blocks(const CudaContext& ctx, index_t count, double* v, double* w, index_t ldv, index_t stride) {
   pack_blocks(ctx, count, v, w, ldv, stride);

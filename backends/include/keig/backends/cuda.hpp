@@ -29,6 +29,16 @@ constexpr std::int64_t band_block_min_stride(std::int64_t ldv, int scalar_bytes 
   const std::int64_t packed = planes * band_block_packed_entries * 8 / scalar_bytes;
   return ldv * 64 > packed ? ldv * 64 : packed;
 }
+// One batch of a queued window apply (apply_band_blocks_queued): its block
+// list (device memory) and its packed V and W (block q at q * stride doubles).
+struct BandBatch {
+  const BandBlock* list;
+  std::int64_t count;
+  const double* v;
+  const double* w;
+};
+// Batches in one queued launch at most (they travel as a kernel parameter).
+constexpr int band_batches_max = 16;
 // The stride in doubles of the packed blocks that pack_band_blocks leaves
 // from blocks of scalar_bytes entries `stride` apart (apply_band_blocks' stride).
 constexpr std::int64_t band_block_packed_stride(std::int64_t stride, int scalar_bytes) {
@@ -116,6 +126,28 @@ void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count,
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, index_t stride, Kokkos::complex<float>* z, index_t ldz, index_t n, index_t m,
                        int columns);
+// The same for batch_count consecutive batches (at most band_batches_max;
+// host array, each batch's blocks in list order) in one launch, tiles of 64
+// window columns: one thread block per job (batch, tile), taken in
+// batch-major order, each waiting until its tile's previous batch is
+// applied, so a tile's batches may run on different multiprocessors and the
+// tiles past whole rounds fill the places the next batch leaves. done:
+// device ints, one per tile (ceil(m / (64 / planes))), each the number of
+// batches applied to that tile: zero before a call sequence's first batch,
+// kept between calls (first_batch: the global index of batches[0]). head:
+// one device int, zeroed here on the stream before the launch.
+void apply_band_blocks_queued(const CudaContext&, const BandBatch* batches, int batch_count, int first_batch,
+                              index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int* done,
+                              int* head);
+void apply_band_blocks_queued(const CudaContext&, const BandBatch* batches, int batch_count, int first_batch,
+                              index_t ldv, index_t stride, float* z, index_t ldz, index_t n, index_t m, int* done,
+                              int* head);
+void apply_band_blocks_queued(const CudaContext&, const BandBatch* batches, int batch_count, int first_batch,
+                              index_t ldv, index_t stride, Kokkos::complex<double>* z, index_t ldz, index_t n,
+                              index_t m, int* done, int* head);
+void apply_band_blocks_queued(const CudaContext&, const BandBatch* batches, int batch_count, int first_batch,
+                              index_t ldv, index_t stride, Kokkos::complex<float>* z, index_t ldz, index_t n,
+                              index_t m, int* done, int* head);
 
 // X = A V for a real symmetric A (m x m, lower triangle referenced) and V,
 // X m x k, k <= 64, on the FP64 tensor cores, a thread block per 64 rows of
@@ -172,6 +204,7 @@ KEIG_CUDA_UNAVAILABLE(sygvdx)
 KEIG_CUDA_UNAVAILABLE(band_blocks_supported)
 KEIG_CUDA_UNAVAILABLE(pack_band_blocks)
 KEIG_CUDA_UNAVAILABLE(apply_band_blocks)
+KEIG_CUDA_UNAVAILABLE(apply_band_blocks_queued)
 KEIG_CUDA_UNAVAILABLE(symm_skinny_supported)
 KEIG_CUDA_UNAVAILABLE(symm_skinny_resident_rows)
 KEIG_CUDA_UNAVAILABLE(symm_lower_skinny)
