@@ -439,6 +439,26 @@ TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
         tuning.waves_per_batch = batch;
         ref.expect_match(ctx, tuning);
       }
+    // Queued launches (queue_batches): every column on 64-column tiles, the
+    // batches of one launch in their own copies of V and W; a launch of one
+    // batch, launches cut short by the last batch, and a tiling left over
+    // (window_tiles, remainder_columns) that the queue ignores.
+    for (index_t batch : {index_t(1), index_t(3)})
+      for (index_t queue : {index_t(1), index_t(2), index_t(5)}) {
+        SCOPED_TRACE("queued n=" + std::to_string(c.n) + " b=" + std::to_string(c.b) + " m=" + std::to_string(c.m) +
+                     " batch=" + std::to_string(batch) + " queue=" + std::to_string(queue));
+        stages::BtSb2stTuning tuning;
+        tuning.sweeps_per_block = 64;
+        tuning.chunk = c.m;
+        tuning.t_factor = stages::BtSb2stTFactor::Gram;
+        tuning.fold_t = true;
+        tuning.window_apply = true;
+        tuning.queue_batches = queue;
+        tuning.window_tiles = queue == 2 ? 1 : 0;
+        tuning.remainder_columns = queue == 2 ? 32 : 0;
+        tuning.waves_per_batch = batch;
+        ref.expect_match(ctx, tuning);
+      }
   }
 }
 
@@ -491,6 +511,16 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   tuning.window_tiles = 1;
   tuning.remainder_columns = 64;
   expect_refused(tuning, "remainder_columns");
+  for (index_t queue : {index_t(-1), index_t(backends::cuda::band_batches_max + 1)}) {
+    tuning = stages::BtSb2stTuning{};
+    tuning.queue_batches = queue;
+    expect_refused(tuning, "queue_batches");
+  }
+  tuning = stages::BtSb2stTuning{};
+  tuning.window_apply = true;
+  tuning.window_columns = 128;
+  tuning.queue_batches = 2;
+  expect_refused(tuning, "queue_batches");
   for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram}) {
     tuning = stages::BtSb2stTuning{};
     tuning.t_factor = factor;

@@ -11,7 +11,7 @@
 //              [--ld packed|aligned]         (eigh, generalized: A, B and Z with leading dimension n, or with
 //                                             columns on 256-byte boundaries; keig and the peer get the same arrays)
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
-//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,...,7]
+//              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,...,9]
 //              [--batches 1,8] [--cols M]
 //                                            (bt_sb2st block shapes, M wanted columns (default n);
 //                                             suite bt_sb2st only, not in "all")
@@ -87,7 +87,7 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--methods one-stage,two-stage] [--band B] [--panel NB] [--peer vendor|none] [--verify]\n"
                "                  [--solver auto|dc|mrrr|bisection] [--runs R] [--ld packed|aligned]\n"
                "                  [--symv-segments S1,S2,...]\n"
-               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,7]\n"
+               "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,9]\n"
                "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n"
                "                  [--splits S1,S2,...]\n",
                error.c_str());
@@ -964,7 +964,9 @@ double max_abs_difference(const Space& space, const keig::Matrix<T, Space>& x, c
 //    the window kernel and the gemms, BtSb2stTuning::window_tiles, and may
 //    give the columns past the window's whole rounds to narrow window tiles,
 //    BtSb2stTuning::remainder_columns; 5 / 6 / 7: that split with those
-//    columns on the gemms / window tiles of 16 / of 32 columns);
+//    columns on the gemms / window tiles of 16 / of 32 columns; 8 / 9: every
+//    column on the window in queued launches of 4 / 8 batches,
+//    BtSb2stTuning::queue_batches);
 //  - "T only": the same with the Z gemms skipped (BtSb2stTuning::t_factor_only:
 //    V, T, G = V^H V and W per wave plus the host plan), so the gemm time of a
 //    shape is its full time minus this;
@@ -1045,6 +1047,7 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
              (t.window_apply && t.window_tiles > 0 && t.remainder_columns > 0
                   ? " rest=" + std::to_string(t.remainder_columns)
                   : "") +
+             (t.window_apply && t.queue_batches > 0 ? " queue=" + std::to_string(t.queue_batches) : "") +
              " batch=" + std::to_string(t.waves_per_batch);
     };
     // One table row (printed at once, so a run cut short still shows its rows) and one CSV row.
@@ -1132,15 +1135,18 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
               t.fold_t = fold != 0;
               t.window_apply = fold >= 2;
               t.window_columns = fold == 2 ? 128 : 64;
-              if (fold >= 4) {
+              if (fold >= 4 && fold <= 7) {
                 const auto d = st::bt_sb2st_default_tuning<Space, T>(space, m);
                 t.window_apply = d.window_apply;
                 t.window_columns = d.window_columns;
                 t.window_tiles = d.window_tiles;
+                t.queue_batches = fold == 4 ? d.queue_batches : 0;
                 // 5: the columns past the window's whole rounds to the gemms, 6 / 7: to
                 // window tiles of 16 / 32 columns (4: the default's choice).
                 t.remainder_columns = fold == 4 ? d.remainder_columns : (fold == 5 ? 0 : (fold == 6 ? 16 : 32));
               }
+              // 8 / 9: every column on the window in queued launches of 4 / 8 batches.
+              if (fold >= 8) t.queue_batches = fold == 8 ? 4 : 8;
               t.waves_per_batch = batch;
               if (t.sweeps_per_block == peer.sweeps_per_block && t.chunk == peer.chunk &&
                   t.t_factor == peer.t_factor && t.fold_t == peer.fold_t && t.waves_per_batch == peer.waves_per_batch)
@@ -1151,6 +1157,8 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
                      : fold == 5 ? "window+gemms"
                      : fold == 6 ? "window+w16"
                      : fold == 7 ? "window+w32"
+                     : fold == 8 ? "queued4"
+                     : fold == 9 ? "queued8"
                      : fold == 3 ? "window64"
                                  : (fold == 2 ? "window128" : (fold ? "2 gemm" : "3 gemm")),
                      s,

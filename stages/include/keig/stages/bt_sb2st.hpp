@@ -387,6 +387,16 @@ struct BtSb2stTuning {
   // in narrow tiles of that many columns (the same walk with a quarter or
   // half of the products a block, so that the part round fills the places).
   int remainder_columns = 0;
+  // With window_apply and window_columns = 64: > 0 forms the factors of this
+  // many batches (at most backends::cuda::band_batches_max) into their own
+  // storage, then applies them in one queued launch of the window kernel
+  // (backends::cuda::apply_band_blocks_queued), whose thread blocks take
+  // (batch, tile) jobs in order: a tile past the whole rounds shares the
+  // places with the next batch's tiles instead of costing a whole walk per
+  // batch. The window then takes every column (window_tiles and
+  // remainder_columns are not used). Costs this many times the V and W
+  // storage.
+  index_t queue_batches = 0;
   // Benchmark only (keig-bench --suite bt_sb2st): form V and T (and W) per
   // wave but skip the gemms on Z, which is left unchanged; the difference to a
   // full run is the time of the Z gemms.
@@ -475,6 +485,19 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
       // bt_sb2st --fold-t 5,6,7). Wider remainders stay on the gemms.
       const index_t rest = m - tuning.window_tiles * tile_columns;
       tuning.remainder_columns = rest <= detail::bt_sb2st_tile_columns<T>(32) * places ? 32 : 0;
+      // Or queued launches of 4 batches (queue_batches) where they cost
+      // less, in walks of a 64-column tile: about 1.22 tiles / places
+      // against the whole rounds plus 0.59 for a round of 32-column tiles
+      // (their walk, twentieth stop) or 1 for the gemms. H200, n = m =
+      // 20694 (324 tiles, 264 places): 1.064 s queued (1.059 s with 8
+      // batches) against 1.132 s with 32-column tiles, keig-bench --suite
+      // bt_sb2st --fold-t 7,8,9; at 16384 (one round) 0.510 against 0.475 s.
+      const index_t split = 100 * (tiles / places) + (tuning.remainder_columns > 0 ? 59 : 100);
+      if (tiles > places && 122 * tiles < split * places) {
+        tuning.window_tiles = 0;
+        tuning.remainder_columns = 0;
+        tuning.queue_batches = 4;
+      }
     }
   }
   (void)space;
@@ -517,6 +540,13 @@ inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
   if (tuning.window_tiles < 0)
     throw InvalidArgument("window_tiles", "bt_sb2st: window tiles must be >= 0, got " +
                                               std::to_string(tuning.window_tiles));
+  if (tuning.queue_batches < 0 || tuning.queue_batches > backends::cuda::band_batches_max)
+    throw InvalidArgument("queue_batches", "bt_sb2st: a queued window launch takes 0 to " +
+                                               std::to_string(backends::cuda::band_batches_max) + " batches, got " +
+                                               std::to_string(tuning.queue_batches));
+  if (tuning.window_apply && tuning.queue_batches > 0 && tuning.window_columns != 64)
+    throw InvalidArgument("queue_batches", "bt_sb2st: queued window launches take tiles of 64 window columns, got " +
+                                               std::to_string(tuning.window_columns));
   if (tuning.remainder_columns != 0 && tuning.remainder_columns != 16 && tuning.remainder_columns != 32)
     throw InvalidArgument("remainder_columns",
                           "bt_sb2st: the window's remainder takes tiles of 16 or 32 columns (0: the gemms), got " +
@@ -552,14 +582,16 @@ inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) { return bt_sb2st_wave
 // block of a batch of waves its T (sigma x sigma), V ((b + sigma - 1) x
 // sigma, at least the window kernel's packed size with fold_t and sigma =
 // 64) and with fold_t W = V T (as V); per block of one wave X (sigma x
-// chunk) and without fold_t Y (as X). O(n (waves_per_batch (b + sigma) + chunk)).
+// chunk) and without fold_t Y (as X); queue_batches copies of V and W.
+// O(n (waves_per_batch (b + sigma) queue_batches + chunk)).
 template <class T>
 index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tuning) {
   const index_t slots = bt_sb2st_wave_blocks(n, b, tuning);  // validates the tuning
   const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
   const index_t ldv = (b > 0 ? b : 1) + sigma - 1;
   const index_t stride = detail::bt_sb2st_factor_stride<T>(ldv, sigma, tuning.fold_t);
-  const index_t factors = tuning.waves_per_batch * (sigma * sigma + stride * (tuning.fold_t ? 2 : 1));
+  const index_t copies = tuning.queue_batches > 1 ? tuning.queue_batches : 1;  // of V and W
+  const index_t factors = tuning.waves_per_batch * (sigma * sigma + copies * stride * (tuning.fold_t ? 2 : 1));
   return slots * (factors + sigma * (tuning.chunk + (tuning.fold_t ? 0 : tuning.chunk)));
 }
 template <class T>
@@ -629,24 +661,29 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     window = tuning.window_apply && fold && sigma == 64 && ldv <= 128 && backends::cuda::band_blocks_supported(ctx) &&
              reinterpret_cast<std::uintptr_t>(work.data()) % 16 == 0;  // its packed V and W are read 16 bytes a lane
   const index_t tile_columns = detail::bt_sb2st_tile_columns<T>(tuning.window_columns);
-  const index_t mw = !window ? 0 : (tuning.window_tiles > 0 ? std::min(m, tuning.window_tiles * tile_columns) : m);
+  // Queued window launches (queue_batches): every column on the window.
+  const index_t queued = window ? tuning.queue_batches : 0;
+  const index_t mw =
+      !window ? 0 : (tuning.window_tiles > 0 && queued == 0 ? std::min(m, tuning.window_tiles * tile_columns) : m);
   // The columns past the window's tiles: narrow window tiles (mr of them)
   // or the batched gemms (mg).
-  const index_t mr = window && tuning.remainder_columns > 0 ? m - mw : 0;
+  const index_t mr = window && queued == 0 && tuning.remainder_columns > 0 ? m - mw : 0;
   const index_t mg = m - mw - mr;
   T* const zg = z.data() + mw * ldz;  // the gemms' first column (mg > 0 only where mr = 0)
   const index_t slots = bt_sb2st_wave_blocks(n, b, sized), chunks = (mg + cw - 1) / cw;
   const index_t batch = tuning.waves_per_batch, factor_slots = batch * slots;
   // Block q of a batch (its waves' blocks in order) keeps T, V and W at
   // position q of the first three; block p of a wave X and Y at position p.
+  // Queued launches keep the V and W of `copies` batches (copy c: batches
+  // c, c + copies, ...); T serves one batch at a time.
   const index_t stride = detail::bt_sb2st_factor_stride<T>(ldv, sigma, fold);  // V's and W's block to block
+  const index_t copies = queued > 1 ? queued : 1, copy_size = factor_slots * stride;
   T* const tbase = work.data();
   T* const vbase = tbase + factor_slots * sigma * sigma;
-  T* const wbase = vbase + factor_slots * stride;  // fold_t only
-  T* const xbase = wbase + (fold ? factor_slots * stride : 0);
+  T* const wbase = vbase + copies * copy_size;  // fold_t only
+  T* const xbase = wbase + (fold ? copies * copy_size : 0);
   T* const ybase = xbase + slots * sigma * cw;  // without fold_t only
   const Matrix<T, ExecSpace> tbuf(tbase, sigma * sigma, factor_slots);
-  const auto vbuf = make_matrix<T, ExecSpace>(vbase, ldv * sigma, factor_slots, stride);
 
   // Host plan: each wave's existing blocks, full-height ones first.
   struct Entry {
@@ -683,19 +720,20 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     full_total += w.full;
     waves.push_back(w);
   }
-  // [V | T | W] pointers of batch positions, [X | Y] pointers of wave
-  // positions (the same for every batch and wave), each entry's group and
-  // step, then Z pointers per chunk of full-height blocks.
-  const index_t xy_base = 3 * factor_slots, gk_base = xy_base + 2 * slots;
+  // [V (copies) | T | W (copies)] pointers of batch positions, [X | Y]
+  // pointers of wave positions (the same for every batch and wave), each
+  // entry's group and step, then Z pointers per chunk of full-height blocks.
+  const index_t t_ptrs = copies * factor_slots, w_ptrs = t_ptrs + factor_slots;
+  const index_t xy_base = w_ptrs + copies * factor_slots, gk_base = xy_base + 2 * slots;
   const index_t zbase = gk_base + 2 * static_cast<index_t>(entries.size());
   const auto plan = allocate_vector<std::uintptr_t>(space, "keig::bt_sb2st::plan", zbase + chunks * full_total);
   const auto plan_h = Kokkos::create_mirror_view(plan);
   const auto address = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
-  for (index_t q = 0; q < factor_slots; ++q) {
+  for (index_t q = 0; q < copies * factor_slots; ++q) {
     plan_h(q) = address(vbase + q * stride);
-    plan_h(factor_slots + q) = address(tbase + q * sigma * sigma);
-    plan_h(2 * factor_slots + q) = fold ? address(wbase + q * stride) : 0;
+    plan_h(w_ptrs + q) = fold ? address(wbase + q * stride) : 0;
   }
+  for (index_t q = 0; q < factor_slots; ++q) plan_h(t_ptrs + q) = address(tbase + q * sigma * sigma);
   for (index_t p = 0; p < slots; ++p) {
     plan_h(xy_base + p) = address(xbase + p * sigma * cw);
     plan_h(xy_base + slots + p) = fold ? 0 : address(ybase + p * sigma * cw);
@@ -741,9 +779,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     space.fence();  // band_h is a local mirror
   }
   T* const* const ptrs = reinterpret_cast<T* const*>(plan.data());
-  T* const* const vp = ptrs;
-  T* const* const tp = ptrs + factor_slots;
-  T* const* const wp = ptrs + 2 * factor_slots;
+  T* const* const tp = ptrs + t_ptrs;
   T* const* const xp = ptrs + xy_base;
   T* const* const yp = ptrs + xy_base + slots;
 
@@ -753,11 +789,29 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const int v_team = device ? (dots ? 64 : 128) : 1;
   const int t_team = device ? static_cast<int>(sigma <= 32 ? 32 : (sigma >= 128 ? 128 : (sigma + 31) / 32 * 32)) : 1;
   const index_t wave_count = static_cast<index_t>(waves.size());
+  // Queued launches: per tile the batches applied (zero first), and the
+  // launch's job counter; the batches formed since the last launch.
+  Kokkos::View<int*, memory_space_of<ExecSpace>> queue_counters;
+  std::vector<backends::cuda::BandBatch> pending;
+  int launched = 0;
+  if (queued > 0) {
+    const index_t tiles = (m + tile_columns - 1) / tile_columns;
+    queue_counters = Kokkos::View<int*, memory_space_of<ExecSpace>>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "keig::bt_sb2st::queue"), tiles + 1);
+    Kokkos::deep_copy(space, queue_counters, 0);
+  }
   for (index_t w0 = 0; w0 < wave_count; w0 += batch) {
     const index_t w1 = w0 + batch < wave_count ? w0 + batch : wave_count;
     // The batch's blocks: entries [first, first + count), position q = entry - first.
     const index_t first = waves[w0].first, count = waves[w1 - 1].first + waves[w1 - 1].entries - first;
     const index_t gk = gk_base + 2 * first;
+    // This batch's copy of V and W.
+    const index_t copy = (w0 / batch) % copies;
+    T* const vcopy = vbase + copy * copy_size;
+    T* const wcopy = wbase + copy * copy_size;
+    T* const* const vp = ptrs + copy * factor_slots;
+    T* const* const wp = ptrs + w_ptrs + copy * factor_slots;
+    const auto vbuf = make_matrix<T, ExecSpace>(vcopy, ldv * sigma, factor_slots, stride);
     // 1. V explicitly (and, with Dots, T) per block.
     Kokkos::parallel_for(
         dots ? "keig::bt_sb2st::larft" : "keig::bt_sb2st::form_v",
@@ -907,11 +961,11 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
           const Entry& e = entries[w.first + p];
           const auto zb = make_matrix<T, ExecSpace>(zg + e.row0 + c0 * ldz, e.len, cols, ldz);
           const index_t q = q0 + p;
-          const auto v = make_matrix<T, ExecSpace>(vbase + q * stride, e.len, sigma, ldv);
+          const auto v = make_matrix<T, ExecSpace>(vcopy + q * stride, e.len, sigma, ldv);
           const auto x = make_matrix<T, ExecSpace>(xbase + p * sigma * cw, sigma, cols, sigma);
           backends::gemm<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, T(1), v, zb, T(0), x);
           if (fold) {
-            const auto wm = make_matrix<T, ExecSpace>(wbase + q * stride, e.len, sigma, ldv);
+            const auto wm = make_matrix<T, ExecSpace>(wcopy + q * stride, e.len, sigma, ldv);
             backends::gemm<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, T(-1), wm, x, T(1), zb);
           } else {
             const auto tm = make_matrix<T, ExecSpace>(tbase + q * sigma * sigma, sigma, sigma, sigma);
@@ -927,12 +981,26 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     // block's stride leaves room for them; complex blocks as two planes).
     if constexpr (backends::is_cuda_space_v<ExecSpace>) {
       if (window) {
-        backends::cuda::pack_band_blocks(ctx, count, vbase, wbase, ldv, stride);
-        const double* const vpacked = reinterpret_cast<const double*>(vbase);
-        const double* const wpacked = reinterpret_cast<const double*>(wbase);
+        backends::cuda::pack_band_blocks(ctx, count, vcopy, wcopy, ldv, stride);
+        const double* const vpacked = reinterpret_cast<const double*>(vcopy);
+        const double* const wpacked = reinterpret_cast<const double*>(wcopy);
         const index_t packed_stride = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(T)));
-        backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vpacked, wpacked, ldv, packed_stride,
-                                          z.data(), ldz, n, mw, tuning.window_columns);
+        if (queued > 0) {
+          // The launch once `copies` batches are formed (or at the last):
+          // the next batch's factors overwrite copy 0, after the launch in
+          // stream order.
+          pending.push_back({band_list.data() + first, count, vpacked, wpacked});
+          if (static_cast<index_t>(pending.size()) == queued || w1 == wave_count) {
+            backends::cuda::apply_band_blocks_queued(ctx, pending.data(), static_cast<int>(pending.size()), launched,
+                                                     ldv, packed_stride, z.data(), ldz, n, m, queue_counters.data(),
+                                                     queue_counters.data() + (queue_counters.extent(0) - 1));
+            launched += static_cast<int>(pending.size());
+            pending.clear();
+          }
+        } else {
+          backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vpacked, wpacked, ldv,
+                                            packed_stride, z.data(), ldz, n, mw, tuning.window_columns);
+        }
         if (mr > 0)
           backends::cuda::apply_band_blocks(ctx, band_list.data() + first, count, vpacked, wpacked, ldv,
                                             packed_stride, z.data() + mw * ldz, ldz, n, mr, tuning.remainder_columns);
