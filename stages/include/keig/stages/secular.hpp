@@ -219,7 +219,7 @@ void secular_roots(const ExecSpace& space, index_t k, const Vector<R, ExecSpace>
   Kokkos::parallel_for("keig::secular::roots", Kokkos::TeamPolicy<ExecSpace>(space, teams, Functor::team_size),
                        Functor{k, d.data(), z.data(), rho, std::numeric_limits<R>::epsilon() / 2, origin.data(),
                                tau.data(), lambda.data(), failures.data()});
-  auto failed = Kokkos::create_mirror_view(failures);
+  auto failed = host_mirror_for_copy(failures);
   Kokkos::deep_copy(space, failed, failures);
   space.fence();
   if (failed() > 0) throw ConvergenceFailure("secular_roots (roots left unconverged)", failed());
@@ -260,7 +260,7 @@ void secular_roots_batched(const ExecSpace& space, index_t positions, const Vect
   const index_t teams = (positions + Functor::roots_per_team - 1) / Functor::roots_per_team;
   Kokkos::parallel_for("keig::secular::roots_batched", Kokkos::TeamPolicy<ExecSpace>(space, teams, Functor::team_size),
                        functor);
-  auto failed = Kokkos::create_mirror_view(failures);
+  auto failed = host_mirror_for_copy(failures);
   Kokkos::deep_copy(space, failed, failures);
   space.fence();
   if (failed() > 0) throw ConvergenceFailure("secular_roots (roots left unconverged)", failed());

@@ -366,7 +366,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   // Batched: the eigenvalues and each matrix's status, read after the fence.
   index_t width = std::min(tuning.leaf, n);
   HostVector<R> w_h;
-  Kokkos::View<int*, Kokkos::HostSpace> info_h;
+  HostVector<int> info_h;
   HostMatrix<R> packed_h;  // host steqr: the vectors, packed side by side
   if (batched) {
     if constexpr (backends::is_cuda_space_v<ExecSpace>) {
@@ -416,8 +416,8 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
             leaf_vectors[x] = v;
           });
       backends::syevj_batched<R>(ctx, width, count, leaf_vectors, leaf_w.data(), leaf_info.data());
-      w_h = HostVector<R>("keig::stedc::leaf_values", count * width);
-      info_h = Kokkos::View<int*, Kokkos::HostSpace>("keig::stedc::leaf_info", count);
+      w_h = host_vector_for_copy<R>("keig::stedc::leaf_values", count * width);
+      info_h = host_vector_for_copy<int>("keig::stedc::leaf_info", count);
       Kokkos::deep_copy(space, w_h, Kokkos::subview(leaf_w, std::make_pair(index_t(0), count * width)));
       Kokkos::deep_copy(space, info_h, leaf_info);
     }
@@ -483,8 +483,8 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   const auto merge_lo = take_i(most_merges), merge_m = take_i(most_merges), merge_k = take_i(most_merges),
              rot_first = take_i(most_merges), rot_end = take_i(most_merges);
   const auto merge_rho = take_r(most_merges);
-  auto z_rows_h = Kokkos::create_mirror_view(z_rows);
-  auto roots_h = Kokkos::create_mirror_view(roots);
+  auto z_rows_h = host_mirror_for_copy(z_rows);
+  auto roots_h = host_mirror_for_copy(roots);
   // The batched gemms' operands (A, B and C of each merge, as addresses).
   const auto operands = carver.template take<std::uintptr_t>(3 * most_merges);
 
@@ -522,8 +522,9 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     // The merges' plans are independent and fill disjoint positions, so they
     // run on the host's threads (the lower heights hold many merges; H100,
     // n = 16384: 11-12 ms one merge at a time, 2-4 ms so); their rotations
-    // are then listed merge after merge.
-    Kokkos::parallel_for("keig::stedc::plans", Kokkos::RangePolicy<Host>(0, count), [&](const index_t b) {
+    // are then listed merge after merge. The top heights' one or two merges
+    // run on this thread: a parallel region costs 0.3-1.5 ms on a busy host.
+    const auto plan_one = [&](const index_t b) {
       const index_t lo = lo_h[b], m = m_h[b], n1 = m / 2;
       std::vector<R> dd(m), zz(m);
       std::vector<index_t> cc(m);
@@ -542,7 +543,11 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
         row_pole_h[lo + i] = plan.row_of_pole[i];
       }
       for (index_t c = 0; c < m; ++c) gather_h[lo + c] = plan.gather[c];
-    });
+    };
+    if (count > 2)
+      Kokkos::parallel_for("keig::stedc::plans", Kokkos::RangePolicy<Host>(0, count), plan_one);
+    else
+      for (index_t b = 0; b < count; ++b) plan_one(b);
     for (index_t b = 0; b < count; ++b) {
       const auto& plan = plans[b];
       rot_first_h[b] = static_cast<index_t>(rot_p_h.size());
@@ -722,7 +727,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
                                                         plan.rho, lambda[j]);
           if (info > 0) throw ConvergenceFailure("laed4", info);
         }
-        s_small_h = HostMatrix<R>("keig::stedc::S_small", k, k);
+        s_small_h = host_matrix_for_copy<R>("keig::stedc::S_small", k, k);
         for (index_t j = 0; j < k; ++j)
           for (index_t r = 0; r < k; ++r) s_small_h(r, j) = s_small[plan.row_of_pole[r] + k * j];
         s_small_keep.push_back(s_small_h);

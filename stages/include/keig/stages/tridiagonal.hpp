@@ -45,7 +45,7 @@ index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const V
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = d.extent(0);
-  HostVector<R> dh("keig::stedc::d", n), eh("keig::stedc::e", n > 0 ? n - 1 : 0);
+  const auto dh = host_vector_for_copy<R>("keig::stedc::d", n), eh = host_vector_for_copy<R>("keig::stedc::e", n > 0 ? n - 1 : 0);
   Kokkos::deep_copy(space, dh, Kokkos::subview(d, std::make_pair(index_t(0), n)));
   if (n > 1) Kokkos::deep_copy(space, eh, Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
   space.fence();
@@ -130,8 +130,11 @@ index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends
   constexpr bool host_readable = !is_device_space_v<ExecSpace>;
   constexpr bool in_place_type = host_readable && std::is_same_v<T, R>;
   const bool in_place = in_place_type && vectors && leading_dimension(z) == n;
-  HostVector<R> dh("keig::tridiagonal::d", n), eh("keig::tridiagonal::e", n > 0 ? n - 1 : 0),
-      wh("keig::tridiagonal::w", n);
+  const auto dh = host_vector_for_copy<R>("keig::tridiagonal::d", n),
+             eh = host_vector_for_copy<R>("keig::tridiagonal::e", n > 0 ? n - 1 : 0);
+  // Initialized: LAPACKE's ?stein checks all n entries of w for NaN, not
+  // only the eigenvalues ?stebz wrote.
+  HostVector<R> wh("keig::tridiagonal::w", n);
   HostMatrix<R> zh;
   if (in_place) {
     if constexpr (in_place_type) zh = HostMatrix<R>(z.data(), n, z.extent(1));

@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -32,6 +33,26 @@ using HostMatrix = Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
 
 template <class T>
 using HostVector = Kokkos::View<T*, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+
+// Host buffers that a copy or the code fills before any read, allocated
+// without Kokkos's initialization: that runs as a parallel region of the
+// host space's threads, which on a GPU machine's busy host took 1-15 ms a
+// view (H200 machine, 16 host threads: stedc's few small host views cost
+// 25-60 ms of the tridiagonal step at n = 16384).
+template <class T>
+HostVector<T> host_vector_for_copy(const std::string& label, index_t n) {
+  return HostVector<T>(Kokkos::view_alloc(label, Kokkos::WithoutInitializing), n);
+}
+template <class T>
+HostMatrix<T> host_matrix_for_copy(const std::string& label, index_t rows, index_t cols) {
+  return HostMatrix<T>(Kokkos::view_alloc(label, Kokkos::WithoutInitializing), rows, cols);
+}
+// The host mirror of a device view, uninitialized (Kokkos::create_mirror_view
+// initializes it as above).
+template <class View>
+auto host_mirror_for_copy(const View& v) {
+  return Kokkos::create_mirror_view(Kokkos::HostSpace(), v, Kokkos::WithoutInitializing);
+}
 
 template <class View>
 index_t leading_dimension(const View& a) {
