@@ -523,7 +523,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     // run on the host's threads (the lower heights hold many merges; H100,
     // n = 16384: 11-12 ms one merge at a time, 2-4 ms so); their rotations
     // are then listed merge after merge. The top heights' one or two merges
-    // run on this thread: a parallel region costs 0.3-1.5 ms on a busy host.
+    // run on this thread: a parallel region cost 0.3-1.2 ms on a busy host.
     const auto plan_one = [&](const index_t b) {
       const index_t lo = lo_h[b], m = m_h[b], n1 = m / 2;
       std::vector<R> dd(m), zz(m);
