@@ -19,8 +19,7 @@ using promoted_t = std::conditional_t<is_complex_v<T>, Kokkos::complex<double>, 
 // Columns 0..cols-1 of a, converted to double precision.
 template <class T>
 HostMatrix<promoted_t<T>> promote(const HostMatrix<T>& a, index_t cols) {
-  HostMatrix<promoted_t<T>> p(Kokkos::view_alloc(Kokkos::WithoutInitializing, "keig::verify::promoted"), a.extent(0),
-                              cols);
+  auto p = host_matrix_for_copy<promoted_t<T>>("keig::verify::promoted", a.extent(0), cols);
   for (index_t j = 0; j < cols; ++j)
     for (index_t i = 0; i < static_cast<index_t>(a.extent(0)); ++i) p(i, j) = promoted_t<T>(a(i, j));
   return p;

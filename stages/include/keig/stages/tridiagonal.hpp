@@ -139,8 +139,7 @@ index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends
   if (in_place) {
     if constexpr (in_place_type) zh = HostMatrix<R>(z.data(), n, z.extent(1));
   } else {
-    zh = HostMatrix<R>(Kokkos::view_alloc("keig::tridiagonal::Z", Kokkos::WithoutInitializing), vectors ? n : 0,
-                       columns);
+    zh = host_matrix_for_copy<R>("keig::tridiagonal::Z", vectors ? n : 0, columns);
   }
   Kokkos::deep_copy(space, dh, Kokkos::subview(d, std::make_pair(index_t(0), n)));
   if (n > 1) Kokkos::deep_copy(space, eh, Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
