@@ -40,7 +40,12 @@ void* Context<Kokkos::Cuda>::host_scratch(std::size_t bytes) const {
 }
 
 int* Context<Kokkos::Cuda>::device_info() const {
-  if (info_.extent(0) == 0) info_ = Kokkos::View<int*, Kokkos::CudaSpace>("keig::cusolver::info", 1);
+  // Written by every vendor call that reports through it before it is read:
+  // no initialization (that would be a kernel and a fence on the default
+  // instance, not on space_).
+  if (info_.extent(0) == 0)
+    info_ = Kokkos::View<int*, Kokkos::CudaSpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "keig::cusolver::info"), 1);
   return info_.data();
 }
 

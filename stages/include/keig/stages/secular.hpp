@@ -194,6 +194,17 @@ struct SecularRoots {
   }
 };
 
+// The roots' failure count, zeroed on `space` (a labelled view would be
+// zeroed by a kernel on the memory space's default instance and a fence of
+// that instance: a wait on other work, not only this call's).
+template <class ExecSpace>
+Kokkos::View<index_t, memory_space_of<ExecSpace>> failure_counter(const ExecSpace& space) {
+  Kokkos::View<index_t, memory_space_of<ExecSpace>> failures(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "keig::secular::failures"));
+  Kokkos::deep_copy(space, failures, index_t(0));
+  return failures;
+}
+
 }  // namespace detail
 
 // The k roots of 1/rho + sum_i z_i^2 / (d_i - x) = 0 for strictly ascending
@@ -214,7 +225,7 @@ void secular_roots(const ExecSpace& space, index_t k, const Vector<R, ExecSpace>
   if (k == 0) return;
   constexpr int lanes = backends::is_cuda_space_v<ExecSpace> ? 32 : 1;
   using Functor = detail::SecularRoots<lanes, R, ExecSpace>;
-  Kokkos::View<index_t, memory_space_of<ExecSpace>> failures("keig::secular::failures");
+  const auto failures = detail::failure_counter(space);
   const index_t teams = (k + Functor::roots_per_team - 1) / Functor::roots_per_team;
   Kokkos::parallel_for("keig::secular::roots", Kokkos::TeamPolicy<ExecSpace>(space, teams, Functor::team_size),
                        Functor{k, d.data(), z.data(), rho, std::numeric_limits<R>::epsilon() / 2, origin.data(),
@@ -249,7 +260,7 @@ void secular_roots_batched(const ExecSpace& space, index_t positions, const Vect
   if (positions == 0) return;
   constexpr int lanes = backends::is_cuda_space_v<ExecSpace> ? 32 : 1;
   using Functor = detail::SecularRoots<lanes, R, ExecSpace>;
-  Kokkos::View<index_t, memory_space_of<ExecSpace>> failures("keig::secular::failures");
+  const auto failures = detail::failure_counter(space);
   Functor functor{positions, d.data(), z.data(), R(1), std::numeric_limits<R>::epsilon() / 2, origin.data(),
                   tau.data(), lambda.data(), failures.data()};
   functor.problem_of = problem_of.data();
