@@ -753,15 +753,14 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   // ascending within a group. That order is valid: blocks of different
   // groups that share rows are, in the wave order, later group first.
   using BandBlock = backends::cuda::BandBlock;
-  Kokkos::View<BandBlock*, memory_space_of<ExecSpace>> band_list;
+  OwnedVector<BandBlock, ExecSpace> band_list;
   if (window) {
     // Neither side initialized, and the host side a std::vector: Kokkos
     // constructs a labelled view of structs element by element and destroys
     // it so too, each a parallel region of the host's threads (a kernel and
     // a fence on the device). A traced solve lost 7 ms to the host mirror's
     // construction and 7 ms to its destruction (H200, n = 16384).
-    band_list = Kokkos::View<BandBlock*, memory_space_of<ExecSpace>>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "keig::bt_sb2st::band_list"), entries.size());
+    band_list = allocate_vector<BandBlock>(space, "keig::bt_sb2st::band_list", static_cast<index_t>(entries.size()));
     std::vector<BandBlock> band_h(entries.size());
     // A batch's entries come in wave order, where a group's steps ascend, so
     // placing them stably by group (descending) gives the order above in
@@ -801,13 +800,12 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const index_t wave_count = static_cast<index_t>(waves.size());
   // Queued launches: per tile the batches applied (zero first), and the
   // launch's job counter; the batches formed since the last launch.
-  Kokkos::View<int*, memory_space_of<ExecSpace>> queue_counters;
+  OwnedVector<int, ExecSpace> queue_counters;
   std::vector<backends::cuda::BandBatch> pending;
   int launched = 0;
   if (queued > 0) {
     const index_t tiles = (m + tile_columns - 1) / tile_columns;
-    queue_counters = Kokkos::View<int*, memory_space_of<ExecSpace>>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "keig::bt_sb2st::queue"), tiles + 1);
+    queue_counters = allocate_vector<int>(space, "keig::bt_sb2st::queue", tiles + 1);
     Kokkos::deep_copy(space, queue_counters, 0);
   }
   for (index_t w0 = 0; w0 < wave_count; w0 += batch) {

@@ -45,7 +45,8 @@ index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const V
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = d.extent(0);
-  const auto dh = host_vector_for_copy<R>("keig::stedc::d", n), eh = host_vector_for_copy<R>("keig::stedc::e", n > 0 ? n - 1 : 0);
+  const auto dh = host_vector_for_copy<R>("keig::stedc::d", n),
+             eh = host_vector_for_copy<R>("keig::stedc::e", n > 0 ? n - 1 : 0);
   Kokkos::deep_copy(space, dh, Kokkos::subview(d, std::make_pair(index_t(0), n)));
   if (n > 1) Kokkos::deep_copy(space, eh, Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
   space.fence();
