@@ -3,9 +3,13 @@
 // (eigenvalues) and on its own terms (||T Q - Q diag(w)||, ||Q^T Q - I||),
 // on matrices that exercise every deflation path: none, z_j negligible,
 // close poles (rotations, Wilkinson), everything (decoupled blocks).
+#include <atomic>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <thread>
 
+#include "keig/stages/host_workers.hpp"
 #include "keig/stages/secular.hpp"
 #include "keig/stages/stedc.hpp"
 #include "support.hpp"
@@ -401,6 +405,37 @@ TYPED_TEST(Stedc, BadArgumentsAreNamed) {
             std::string::npos);
   d(3) = std::numeric_limits<R>::quiet_NaN();
   EXPECT_NE(message([&] { stages::stedc<R, Space>(ctx, d, e, q, work); }).find("non-finite"), std::string::npos);
+}
+
+// The host threads that plan stedc's merges on GPU backends: every item runs
+// exactly once whatever the item count and thread count, jobs follow each
+// other on the same helpers, and a body's exception reaches the caller after
+// the other items ran.
+TEST(StedcHostWorkers, RunsEveryItemOnceAndRethrows) {
+  for (const int helpers : {0, 1, 3}) {
+    stages::detail::HostWorkers workers(helpers);
+    EXPECT_GE(workers.threads(), 1);
+    for (const std::int64_t count : {0, 1, 2, 7, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<std::size_t>(count));
+      for (auto& h : hits) h = 0;
+      workers.run(count, [&](std::int64_t i) {
+        if (i % 97 == 3) std::this_thread::yield();  // let helpers take some
+        hits[static_cast<std::size_t>(i)].fetch_add(1);
+      });
+      for (std::int64_t i = 0; i < count; ++i) EXPECT_EQ(hits[static_cast<std::size_t>(i)].load(), 1) << "item " << i;
+    }
+    std::atomic<int> ran{0};
+    EXPECT_THROW(workers.run(50,
+                             [&](std::int64_t i) {
+                               ran.fetch_add(1);
+                               if (i == 17) throw std::runtime_error("item 17");
+                             }),
+                 std::runtime_error);
+    EXPECT_EQ(ran.load(), 50);
+    std::atomic<int> after{0};
+    workers.run(10, [&](std::int64_t) { after.fetch_add(1); });  // usable after a throw
+    EXPECT_EQ(after.load(), 10);
+  }
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "keig/backends/lapack.hpp"
 #include "keig/backends/warp.hpp"
 #include "keig/errors.hpp"
+#include "keig/stages/host_workers.hpp"
 #include "keig/stages/secular.hpp"
 #include "keig/views/compat.hpp"
 #include "keig/views/kernels.hpp"
@@ -74,6 +76,11 @@ StedcTuning stedc_default_tuning() {
   }
   return tuning;
 }
+
+// Host threads besides the caller's that plan a height's merges on GPU
+// backends (detail::HostWorkers): four in all measured as fast as sixteen
+// without their spinning (H200, host_workers.hpp).
+inline constexpr int stedc_plan_helpers = 3;
 
 // R entries of the caller's workspace for n: an n x n matrix for the gathered
 // columns (256-byte aligned columns for the merge gemms:
@@ -485,6 +492,8 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   const auto merge_rho = take_r(most_merges);
   auto z_rows_h = host_mirror_for_copy(z_rows);
   auto roots_h = host_mirror_for_copy(roots);
+  std::optional<detail::HostWorkers> workers;
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) workers.emplace(stedc_plan_helpers);
   // The batched gemms' operands (A, B and C of each merge, as addresses).
   const auto operands = carver.template take<std::uintptr_t>(3 * most_merges);
 
@@ -520,10 +529,12 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     std::vector<index_t> gather_h(n, 0), row_pole_h(n, 0), rot_p_h, rot_q_h;
     std::vector<R> rot_c_h, rot_s_h;
     // The merges' plans are independent and fill disjoint positions, so they
-    // run on the host's threads (the lower heights hold many merges; H100,
+    // run on several host threads (the lower heights hold many merges; H100,
     // n = 16384: 11-12 ms one merge at a time, 2-4 ms so); their rotations
-    // are then listed merge after merge. The top heights' one or two merges
-    // run on this thread: a parallel region cost 0.3-1.2 ms on a busy host.
+    // are then listed merge after merge. On device spaces: this call's few
+    // HostWorkers (host_workers.hpp says why not a parallel region); on host
+    // spaces a parallel region, except for the top heights' one or two
+    // merges, which run on this thread (a region cost 0.3-1.2 ms on a busy host).
     const auto plan_one = [&](const index_t b) {
       const index_t lo = lo_h[b], m = m_h[b], n1 = m / 2;
       std::vector<R> dd(m), zz(m);
@@ -544,7 +555,9 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
       }
       for (index_t c = 0; c < m; ++c) gather_h[lo + c] = plan.gather[c];
     };
-    if (count > 2)
+    if (workers)
+      workers->run(count, plan_one);
+    else if (count > 2)
       Kokkos::parallel_for("keig::stedc::plans", Kokkos::RangePolicy<Host>(0, count), plan_one);
     else
       for (index_t b = 0; b < count; ++b) plan_one(b);
