@@ -492,8 +492,9 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   const auto merge_rho = take_r(most_merges);
   auto z_rows_h = host_mirror_for_copy(z_rows);
   auto roots_h = host_mirror_for_copy(roots);
-  std::optional<detail::HostWorkers> workers;
-  if constexpr (backends::is_cuda_space_v<ExecSpace>) workers.emplace(stedc_plan_helpers);
+  std::optional<detail::HostWorkers> workers;  // started only where some height has several merges
+  if constexpr (backends::is_cuda_space_v<ExecSpace>)
+    if (most_merges > 1) workers.emplace(stedc_plan_helpers);
   // The batched gemms' operands (A, B and C of each merge, as addresses).
   const auto operands = carver.template take<std::uintptr_t>(3 * most_merges);
 
