@@ -77,8 +77,8 @@ StedcTuning stedc_default_tuning() {
   return tuning;
 }
 
-// Host threads besides the caller's that plan a height's merges on GPU
-// backends (detail::HostWorkers): four in all measured as fast as sixteen
+// Host threads besides the caller's that plan a height's merges on CUDA
+// spaces (detail::HostWorkers): four in all measured as fast as sixteen
 // without their spinning (H200, host_workers.hpp).
 inline constexpr int stedc_plan_helpers = 3;
 
@@ -532,7 +532,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     // The merges' plans are independent and fill disjoint positions, so they
     // run on several host threads (the lower heights hold many merges; H100,
     // n = 16384: 11-12 ms one merge at a time, 2-4 ms so); their rotations
-    // are then listed merge after merge. On device spaces: this call's few
+    // are then listed merge after merge. On CUDA spaces: this call's few
     // HostWorkers (host_workers.hpp says why not a parallel region); on host
     // spaces a parallel region, except for the top heights' one or two
     // merges, which run on this thread (a region cost 0.3-1.2 ms on a busy host).
