@@ -26,6 +26,7 @@
 #include "keig/errors.hpp"
 #include "keig/views/compat.hpp"
 #include "keig/views/matrix.hpp"
+#include "keig/views/workspace.hpp"
 
 namespace keig::stages {
 
@@ -199,8 +200,8 @@ struct SecularRoots {
 // that instance: a wait on other work, not only this call's).
 template <class ExecSpace>
 Kokkos::View<index_t, memory_space_of<ExecSpace>> failure_counter(const ExecSpace& space) {
-  Kokkos::View<index_t, memory_space_of<ExecSpace>> failures(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "keig::secular::failures"));
+  const auto failures =
+      keig::detail::allocate<Kokkos::View<index_t, memory_space_of<ExecSpace>>>(space, "keig::secular::failures");
   Kokkos::deep_copy(space, failures, index_t(0));
   return failures;
 }
