@@ -594,6 +594,43 @@ index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tunin
   const index_t factors = tuning.waves_per_batch * (sigma * sigma + copies * stride * (tuning.fold_t ? 2 : 1));
   return slots * (factors + sigma * (tuning.chunk + (tuning.fold_t ? 0 : tuning.chunk)));
 }
+namespace detail {
+// Blocks (g, k) of bt_sb2st's reflectors for sigma sweeps a group: each
+// group has the steps of its first sweep.
+inline index_t bt_sb2st_block_count(index_t n, index_t b, index_t sigma) {
+  index_t blocks = 0;
+  for (index_t s = 0; s <= n - 2; s += sigma) blocks += sb2st_steps(n, b, s);
+  return blocks;
+}
+// Bytes of bt_sb2st_blocked's device plan for m columns, at most: its
+// pointer table (bt_sb2st_blocked lays it out), the window kernel's block
+// list and the queued launches' counters, each on a 256-byte boundary.
+template <class T>
+std::size_t bt_sb2st_plan_bytes(index_t n, index_t b, const BtSb2stTuning& tuning, index_t m) {
+  if (n < 2 || m <= 0) return 0;
+  const auto piece = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+  const index_t sigma = bt_sb2st_sigma(n, tuning.sweeps_per_block), blocks = bt_sb2st_block_count(n, b, sigma);
+  const index_t slots = bt_sb2st_wave_blocks(n, b, tuning), factor_slots = tuning.waves_per_batch * slots;
+  const index_t copies = tuning.queue_batches > 1 ? tuning.queue_batches : 1;
+  const index_t cw = tuning.chunk < m ? tuning.chunk : m, chunks = (m + cw - 1) / cw;
+  const index_t pointers = (2 * copies + 1) * factor_slots + 2 * slots + (2 + chunks) * blocks;
+  const index_t tiles = (m + bt_sb2st_tile_columns<T>(tuning.window_columns) - 1) /
+                        bt_sb2st_tile_columns<T>(tuning.window_columns);
+  return 256 + piece(pointers * sizeof(std::uintptr_t)) + piece(blocks * sizeof(backends::cuda::BandBlock)) +
+         piece((tiles + 1) * sizeof(int));
+}
+}  // namespace detail
+
+// The workspace above for m columns plus room for bt_sb2st's device plan,
+// which it then keeps there instead of allocating it: the size the solver's
+// arena gives it (views/arena.hpp says why allocations cost on CUDA spaces).
+template <class T>
+index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tuning, index_t m) {
+  BtSb2stTuning sized = tuning;
+  sized.chunk = tuning.chunk < m ? tuning.chunk : (m > 0 ? m : 1);
+  const std::size_t plan = detail::bt_sb2st_plan_bytes<T>(n, b, sized, m);
+  return bt_sb2st_workspace_size<T>(n, b, sized) + static_cast<index_t>((plan + sizeof(T) - 1) / sizeof(T));
+}
 template <class T>
 index_t bt_sb2st_workspace_size(index_t n, index_t b, index_t chunk) {
   BtSb2stTuning tuning;
@@ -728,8 +765,30 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const index_t zbase = gk_base + 2 * static_cast<index_t>(entries.size());
   // Host mirrors without Kokkos's initialization (host_mirror_for_copy says
   // why): every entry is written below before the copy.
-  const auto plan = allocate_vector<std::uintptr_t>(space, "keig::bt_sb2st::plan", zbase + chunks * full_total);
-  const auto plan_h = host_mirror_for_copy(plan);
+  // The device plan: in the workspace past the factors where the caller
+  // sized it so (bt_sb2st_workspace_size with m), else allocations of its own.
+  using BandBlock = backends::cuda::BandBlock;
+  const index_t plan_entries = zbase + chunks * full_total;
+  const index_t factor_entries = bt_sb2st_workspace_size<T>(n, b, sized);
+  const bool plan_in_work = static_cast<std::size_t>(work.extent(0) - factor_entries) * sizeof(T) >=
+                            detail::bt_sb2st_plan_bytes<T>(n, b, sized, m);
+  unsigned char* plan_space = reinterpret_cast<unsigned char*>(work.data() + factor_entries);
+  const auto carve = [&](std::size_t bytes) {
+    plan_space += (256 - reinterpret_cast<std::uintptr_t>(plan_space) % 256) % 256;
+    unsigned char* const piece = plan_space;
+    plan_space += bytes;
+    return piece;
+  };
+  OwnedVector<std::uintptr_t, ExecSpace> plan_owned;
+  Vector<std::uintptr_t, ExecSpace> plan;
+  if (plan_in_work) {
+    plan = Vector<std::uintptr_t, ExecSpace>(
+        reinterpret_cast<std::uintptr_t*>(carve(plan_entries * sizeof(std::uintptr_t))), plan_entries);
+  } else {
+    plan_owned = allocate_vector<std::uintptr_t>(space, "keig::bt_sb2st::plan", plan_entries);
+    plan = plan_owned;
+  }
+  const auto plan_h = host_vector_for_copy<std::uintptr_t>("keig::bt_sb2st::plan", plan_entries);
   const auto address = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
   for (index_t q = 0; q < copies * factor_slots; ++q) {
     plan_h(q) = address(vbase + q * stride);
@@ -752,15 +811,21 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   // Window apply: each batch's blocks group by group (g descending), steps
   // ascending within a group. That order is valid: blocks of different
   // groups that share rows are, in the wave order, later group first.
-  using BandBlock = backends::cuda::BandBlock;
-  OwnedVector<BandBlock, ExecSpace> band_list;
+  OwnedVector<BandBlock, ExecSpace> band_owned;
+  Vector<BandBlock, ExecSpace> band_list;
   if (window) {
     // Neither side initialized, and the host side a std::vector: Kokkos
     // constructs a labelled view of structs element by element and destroys
     // it so too, each a parallel region of the host's threads (a kernel and
     // a fence on the device). A traced solve lost 7 ms to the host mirror's
     // construction and 7 ms to its destruction (H200, n = 16384).
-    band_list = allocate_vector<BandBlock>(space, "keig::bt_sb2st::band_list", static_cast<index_t>(entries.size()));
+    const index_t listed = static_cast<index_t>(entries.size());
+    if (plan_in_work) {
+      band_list = Vector<BandBlock, ExecSpace>(reinterpret_cast<BandBlock*>(carve(listed * sizeof(BandBlock))), listed);
+    } else {
+      band_owned = allocate_vector<BandBlock>(space, "keig::bt_sb2st::band_list", listed);
+      band_list = band_owned;
+    }
     std::vector<BandBlock> band_h(entries.size());
     // A batch's entries come in wave order, where a group's steps ascend, so
     // placing them stably by group (descending) gives the order above in
@@ -785,7 +850,9 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     Kokkos::deep_copy(space, band_list,
                       Kokkos::View<const BandBlock*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                           band_h.data(), band_h.size()));
-    space.fence();  // band_h is local
+    // No fence for band_h: a copy from pageable memory returns once its
+    // source is staged (CUDA's API synchronization rules), and on hosts it
+    // is done on return.
   }
   T* const* const ptrs = reinterpret_cast<T* const*>(plan.data());
   T* const* const tp = ptrs + t_ptrs;
@@ -800,12 +867,18 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const index_t wave_count = static_cast<index_t>(waves.size());
   // Queued launches: per tile the batches applied (zero first), and the
   // launch's job counter; the batches formed since the last launch.
-  OwnedVector<int, ExecSpace> queue_counters;
+  OwnedVector<int, ExecSpace> queue_owned;
+  Vector<int, ExecSpace> queue_counters;
   std::vector<backends::cuda::BandBatch> pending;
   int launched = 0;
   if (queued > 0) {
     const index_t tiles = (m + tile_columns - 1) / tile_columns;
-    queue_counters = allocate_vector<int>(space, "keig::bt_sb2st::queue", tiles + 1);
+    if (plan_in_work) {
+      queue_counters = Vector<int, ExecSpace>(reinterpret_cast<int*>(carve((tiles + 1) * sizeof(int))), tiles + 1);
+    } else {
+      queue_owned = allocate_vector<int>(space, "keig::bt_sb2st::queue", tiles + 1);
+      queue_counters = queue_owned;
+    }
     Kokkos::deep_copy(space, queue_counters, 0);
   }
   for (index_t w0 = 0; w0 < wave_count; w0 += batch) {
@@ -1015,8 +1088,9 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       }
     }
   }
-  // plan_h (the copy's source) and plan (the gemms' pointers) must outlive the queued work.
-  space.fence();
+  // A plan of its own must outlive the queued work (the caller's workspace
+  // does by contract); plan_h, a pageable copy source, is staged already.
+  if (!plan_in_work) space.fence();
 }
 
 // The former signature: sigma = 32 and the given chunk, default T factor.
