@@ -251,7 +251,8 @@ void secular_roots_batched(const ExecSpace& space, index_t positions, const Vect
                            const Vector<index_t, ExecSpace>& first, const Vector<index_t, ExecSpace>& count,
                            const Vector<R, ExecSpace>& rho, index_t min_count, const Vector<R, ExecSpace>& d,
                            const Vector<R, ExecSpace>& z, const Vector<index_t, ExecSpace>& origin,
-                           const Vector<R, ExecSpace>& tau, const Vector<R, ExecSpace>& lambda) {
+                           const Vector<R, ExecSpace>& tau, const Vector<R, ExecSpace>& lambda,
+                           const Vector<index_t, ExecSpace>& counter = {}) {
   if (positions < 0) throw InvalidArgument("positions", "must be non-negative, is " + std::to_string(positions));
   const auto short_view = [&](const auto& v) { return static_cast<index_t>(v.extent(0)) < positions; };
   if (short_view(problem_of) || short_view(d) || short_view(z) || short_view(origin) || short_view(tau) ||
@@ -261,7 +262,13 @@ void secular_roots_batched(const ExecSpace& space, index_t positions, const Vect
   if (positions == 0) return;
   constexpr int lanes = backends::is_cuda_space_v<ExecSpace> ? 32 : 1;
   using Functor = detail::SecularRoots<lanes, R, ExecSpace>;
-  const auto failures = detail::failure_counter(space);
+  // The failure count: the caller's one entry (counter), zeroed here, or
+  // one of its own (an allocation: views/arena.hpp says what that costs).
+  Kokkos::View<index_t, memory_space_of<ExecSpace>> owned;
+  if (counter.extent(0) == 0) owned = detail::failure_counter(space);
+  const Kokkos::View<index_t, memory_space_of<ExecSpace>, Kokkos::MemoryTraits<Kokkos::Unmanaged>> failures(
+      counter.extent(0) > 0 ? counter.data() : owned.data());
+  if (counter.extent(0) > 0) Kokkos::deep_copy(space, failures, index_t(0));
   Functor functor{positions, d.data(), z.data(), R(1), std::numeric_limits<R>::epsilon() / 2, origin.data(),
                   tau.data(), lambda.data(), failures.data()};
   functor.problem_of = problem_of.data();

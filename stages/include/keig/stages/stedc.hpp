@@ -90,10 +90,10 @@ template <class R>
 std::size_t stedc_buffer_entries(index_t n) {
   // 14 vectors of R and 19 of 8-byte integers (indices, gemm operands, the
   // batched leaves' d, e, eigenvalues and status), each of at most n entries,
-  // plus up to 7 bytes of alignment before each carving (detail::
-  // WorkspaceCarver; 30 of them, counted as 32).
+  // the secular roots' failure count, plus up to 7 bytes of alignment before
+  // each carving (detail::WorkspaceCarver; 31 of them, counted as 32).
   const std::size_t m = static_cast<std::size_t>(std::max<index_t>(n, 1));
-  return (14 * m * sizeof(R) + 19 * m * 8 + 32 * 8 + sizeof(R) - 1) / sizeof(R);
+  return (14 * m * sizeof(R) + 19 * m * 8 + 8 + 32 * 8 + sizeof(R) - 1) / sizeof(R);
 }
 template <class R>
 std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
@@ -490,6 +490,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   const auto merge_lo = take_i(most_merges), merge_m = take_i(most_merges), merge_k = take_i(most_merges),
              rot_first = take_i(most_merges), rot_end = take_i(most_merges);
   const auto merge_rho = take_r(most_merges);
+  const auto secular_failures = take_i(1);
   auto z_rows_h = host_mirror_for_copy(z_rows);
   auto roots_h = host_mirror_for_copy(roots);
   std::optional<detail::HostWorkers> workers;  // started only where some height has several merges
@@ -592,7 +593,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     // with its relative accuracy. Merges with k <= 2 get theirs (and their
     // S) on the host below.
     secular_roots_batched<R, ExecSpace>(space, n, merge_of, merge_lo, merge_k, merge_rho, 3, dlambda, zw, origin, tau,
-                                        roots);
+                                        roots, secular_failures);
     Kokkos::parallel_for(
         "keig::stedc::rotations", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const index_t i) {
           const index_t b = merge_of(i);
