@@ -1,6 +1,7 @@
 // End-to-end keig::eigh / eigvalsh on the backend under test, checked against
 // the accuracy contract, LAPACK on the host and the known spectra.
 #include "keig/backends/lapack.hpp"
+#include "keig/views/arena.hpp"
 #include "support.hpp"
 
 namespace keig::test {
@@ -324,6 +325,88 @@ TEST(AlignedLeadingDimension, RoundsColumnsTo256Bytes) {
   EXPECT_EQ(padded.extent(0), std::size_t(10));
   EXPECT_EQ(padded.stride(1), std::size_t(13));
   EXPECT_THROW(allocate_matrix<double>(Space(), "short", 10, 3, 9), InvalidArgument);
+}
+
+// The solve's workspace arena: pieces on 256-byte boundaries in stack
+// order, a frame's pieces reused after it ends, pieces that do not fit
+// allocated on their own and counted; ArenaSize adds up the same peak.
+TEST(Arena, FramesReusePiecesAndFallbacksAreCounted) {
+  const auto address = [](const auto& v) { return reinterpret_cast<std::uintptr_t>(v.data()); };
+  ArenaSize size;
+  size.add<double>(3);
+  {
+    const auto frame = size.frame();
+    size.add_matrix<double>(33, 2);  // ld 64: 1024 bytes
+    size.add<float>(1);
+  }
+  size.add<char>(300);
+  EXPECT_EQ(size.bytes(), std::size_t(256 + 1024 + 256));
+
+  Arena<Space> arena(Space(), "keig::test::arena", size.bytes());
+  EXPECT_EQ(arena.capacity(), size.bytes());
+  const auto x = arena.vector<double>("x", 3);
+  EXPECT_EQ(address(x) % 256, 0u);
+  std::uintptr_t inner = 0;
+  {
+    const auto frame = arena.frame();
+    const auto m = arena.matrix<double>("m", 33, 2);
+    EXPECT_EQ(m.extent(0), 33u);
+    EXPECT_EQ(leading_dimension(m), 64);
+    EXPECT_EQ(address(m), address(x) + 256);
+    inner = address(m);
+    const auto f = arena.vector<float>("f", 1);
+    EXPECT_EQ(address(f), inner + 1024);
+  }
+  const auto c = arena.vector<char>("c", 300);  // where the frame's pieces were
+  EXPECT_EQ(address(c), inner);
+  EXPECT_EQ(arena.peak(), size.bytes());
+  EXPECT_EQ(arena.fallbacks(), 0);
+  {
+    const auto frame = arena.frame();
+    const auto big = arena.vector<double>("big", 1000);  // past the capacity
+    EXPECT_EQ(arena.fallbacks(), 1);
+    EXPECT_EQ(address(big) % 256, 0u);
+    Kokkos::deep_copy(Space(), big, 1.0);  // usable memory
+    Space().fence();
+  }
+  EXPECT_THROW(arena.matrix<double>("short", 10, 3, 9), InvalidArgument);
+  Arena<Space> none(Space(), "keig::test::none", 0);  // every piece its own
+  EXPECT_EQ(none.vector<int>("i", 4).extent(0), 4u);
+  EXPECT_EQ(none.fallbacks(), 1);
+}
+
+// keig's pipelines size their arena before the first stage: every piece of
+// a solve whose eigenpair count is known comes from it.
+TYPED_TEST(Eigh, PipelinesAllocateTheirWorkspaceOnce) {
+  using T = TypeParam;
+  const index_t n = 120;
+  const auto problem = generate<T>(MatrixKind::Random, n, 3);
+  const auto pair = generate_pair<T>(MatrixKind::Uniform, n, 1e2, 4);
+  for (const Method method : {Method::OneStage, Method::TwoStage}) {
+    for (const bool vectors : {false, true}) {
+      for (const bool subset : {false, true}) {
+        Options options;
+        options.method = method;
+        if (subset) options.range = Range::index(3, 17);
+        auto a = to_space(problem.a);
+        SpaceVector<real_t<T>> w("w", n);
+        SpaceMatrix<T> z("Z", n, n);
+        const Result r = vectors ? eigh(Space(), a, w, z, options) : eigvalsh(Space(), a, w, options);
+        EXPECT_EQ(r.eigenvalues_found, subset ? 15 : n);
+        EXPECT_GT(r.workspace_bytes, 0u) << to_string(method);
+        EXPECT_EQ(r.workspace_fallbacks, 0) << to_string(method) << " vectors " << vectors << " subset " << subset;
+        auto ag = to_space(pair.a), bg = to_space(pair.b);
+        const Result g = vectors ? eigh(Space(), ag, bg, w, z, options) : eigvalsh(Space(), ag, bg, w, options);
+        EXPECT_EQ(g.workspace_fallbacks, 0) << to_string(method) << " generalized, vectors " << vectors;
+        if (vectors && !subset) {
+          auto wh = to_host(w);
+          auto zh = to_host(z);
+          EXPECT_LE(scaled_residual_generalized(pair.a, pair.b, wh, zh, n), kContract);
+          EXPECT_LE(scaled_b_orthogonality(pair.b, zh, n), kContract * 10);
+        }
+      }
+    }
+  }
 }
 
 // The smallest pairs of the IC-NMA-like pair (seed 002 §6.1: a tight

@@ -20,6 +20,7 @@
 #include "keig/stages/tridiagonal.hpp"
 #include "keig/detail/solve.hpp"
 #include "keig/errors.hpp"
+#include "keig/views/arena.hpp"
 #include "keig/views/kernels.hpp"
 #include "keig/views/workspace.hpp"
 
@@ -180,42 +181,87 @@ index_t solve_vendor(const backends::Context<ExecSpace>& ctx, StageRecorder<Exec
   return call.found;
 }
 
+// ---- Workspace: every stage of keig's pipelines takes its device workspace
+// from one Arena (views/arena.hpp says why), allocated before the first
+// stage and sized by the *_workspace functions below, which add up the same
+// pieces in the same frames as the pipelines take them. Where a size is
+// known only later (a value range's eigenpair count) they leave it out and
+// the piece comes from the arena if it has room, else from an allocation of
+// its own (Result::workspace_fallbacks counts those).
+
 // The tridiagonal eigensolver stage both reductions end in.
 template <class T, class ExecSpace>
 index_t tridiagonal_stage(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage, const Vector<real_t<T>, ExecSpace>& d,
                           const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w_all,
-                          const Matrix<T, ExecSpace>& z, bool vectors, const Options& options) {
+                          const Matrix<T, ExecSpace>& z, bool vectors, const Options& options, Arena<ExecSpace>& arena) {
   const backends::Job job = vectors ? backends::Job::Vectors : backends::Job::ValuesOnly;
   return stage("keig::tridiagonal", 0.0, [&] {
     return stages::tridiagonal_eigenpairs<T, ExecSpace>(ctx, job, options.range, options.tridiagonal_solver, d, e,
-                                                        w_all, z);
+                                                        w_all, z, arena);
   });
+}
+template <class T, class ExecSpace>
+void tridiagonal_stage_workspace(ArenaSize& size, index_t n, bool vectors, const Options& options) {
+  stages::tridiagonal_workspace<T, ExecSpace>(size, vectors ? backends::Job::Vectors : backends::Job::ValuesOnly,
+                                              options.range, options.tridiagonal_solver, n,
+                                              known_wanted(options.range, n));
 }
 
 // ---- Method::OneStage: keig's sytrd (symv + her2k), tridiagonal, ormtr --------
+template <class ExecSpace>
+index_t one_stage_block(const Options& options) {
+  return options.block_size > 0 ? options.block_size : stages::SytrdTuning<ExecSpace>::default_nb;
+}
+// Reflector blocks for the back-transformation need not match sytrd's
+// panels: wider blocks make its two gemms rank-nbq updates.
+template <class ExecSpace>
+index_t one_stage_back_block(index_t nb, index_t m) {
+  const index_t wide = stages::back_transform_block<ExecSpace>(m);
+  return nb > wide ? nb : wide;
+}
+
+template <class T, class ExecSpace>
+void one_stage_workspace(ArenaSize& size, index_t n, bool vectors, const Options& options) {
+  using R = real_t<T>;
+  const index_t nb = one_stage_block<ExecSpace>(options), m = known_wanted(options.range, n);
+  size.add<R>(n);  // d
+  size.add<R>(n);  // e
+  size.add<T>(n);  // tau
+  {
+    const auto frame = size.frame();
+    size.add<T>(stages::sytrd_workspace_size<T, ExecSpace>(n, nb));
+  }
+  tridiagonal_stage_workspace<T, ExecSpace>(size, n, vectors, options);
+  if (vectors && m > 0) {
+    const auto frame = size.frame();
+    size.add<T>(stages::ormtr_workspace_size<T, ExecSpace>(n, m, one_stage_back_block<ExecSpace>(nb, m)));
+  }
+}
+
 template <class T, class ExecSpace>
 index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
                                  Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<real_t<T>, ExecSpace>& w_all,
-                                 const Matrix<T, ExecSpace>& z, bool vectors, const Options& options) {
+                                 const Matrix<T, ExecSpace>& z, bool vectors, const Options& options,
+                                 Arena<ExecSpace>& arena) {
   using R = real_t<T>;
-  const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
-  const index_t nb = options.block_size > 0 ? options.block_size : stages::SytrdTuning<ExecSpace>::default_nb;
+  const index_t nb = one_stage_block<ExecSpace>(options);
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
-  auto d = allocate_vector<R>(space, "keig::sytrd::d", n);
-  auto e = allocate_vector<R>(space, "keig::sytrd::e", n);
-  auto tau = allocate_vector<T>(space, "keig::sytrd::tau", n);
+  const auto d = arena.template vector<R>("keig::sytrd::d", n);
+  const auto e = arena.template vector<R>("keig::sytrd::e", n);
+  const auto tau = arena.template vector<T>("keig::sytrd::tau", n);
   {
-    auto work = allocate_vector<T>(space, "keig::sytrd::work", stages::sytrd_workspace_size<T, ExecSpace>(n, nb));
+    const auto frame = arena.frame();
+    const auto work = arena.template vector<T>("keig::sytrd::work", stages::sytrd_workspace_size<T, ExecSpace>(n, nb));
     stage("keig::sytrd", cx * reduction_flops(n),
           [&] { stages::sytrd<T, ExecSpace>(ctx, uplo, a, d, e, tau, work, nb); });
   }
-  const index_t m = tridiagonal_stage<T>(ctx, stage, d, e, w_all, z, vectors, options);
+  const index_t m = tridiagonal_stage<T>(ctx, stage, d, e, w_all, z, vectors, options, arena);
   if (vectors && m > 0) {
-    // Reflector blocks for the back-transformation need not match sytrd's
-    // panels: wider blocks make its two gemms rank-nbq updates.
-    const index_t wide = stages::back_transform_block<ExecSpace>(m), nbq = nb > wide ? nb : wide;
-    auto work = allocate_vector<T>(space, "keig::ormtr::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
+    const index_t nbq = one_stage_back_block<ExecSpace>(nb, m);
+    const auto frame = arena.frame();
+    const auto work =
+        arena.template vector<T>("keig::ormtr::work", stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
     stage("keig::ormtr", cx * backtransform_flops(n, m),
           [&] { stages::ormtr<T, ExecSpace>(ctx, a, tau, columns(z, 0, m), work, nbq); });
   }
@@ -223,47 +269,84 @@ index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
 }
 
 // ---- Method::TwoStage: sy2sb (BLAS-3), sb2st (bulge chasing), tridiagonal,
-// bt_sb2st, bt_sy2sb. Beyond A and Z it allocates O(n b) only: sb2st keeps
+// bt_sb2st, bt_sy2sb. Beyond A and Z it takes O(n b) only: sb2st keeps
 // its reflectors in A's strict upper triangle, free once sy2sb is done.
-template <class T, class ExecSpace>
-index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
-                                 Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<real_t<T>, ExecSpace>& w_all,
-                                 const Matrix<T, ExecSpace>& z, bool vectors, const Options& options) {
-  using R = real_t<T>;
-  const ExecSpace& space = ctx.space();
-  const index_t n = a.extent(0);
+template <class ExecSpace>
+index_t two_stage_band(index_t n, bool vectors, const Options& options) {
   index_t b = options.band_width > 0
                   ? options.band_width
                   : stages::Sy2sbTuning<ExecSpace>::band(vectors, n, known_wanted(options.range, n));
   if (b > n - 1) b = n > 1 ? n - 1 : 1;  // a wider band is the whole matrix
-  const double cx = is_complex_v<T> ? 4.0 : 1.0;
-  auto tau = allocate_vector<T>(space, "keig::sy2sb::tau", n);
+  return b;
+}
+// One workspace serves both back-transformations, one after the other.
+template <class T, class ExecSpace>
+index_t two_stage_back_workspace(const ExecSpace& space, index_t n, index_t b, index_t m) {
+  const auto tuning = stages::bt_sb2st_default_tuning<ExecSpace, T>(space, m);
+  const index_t nbq = stages::bt_sy2sb_block<ExecSpace>(b, m);
+  return std::max(stages::bt_sb2st_workspace_size<T>(n, b, tuning, m),
+                  stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq));
+}
+
+template <class T, class ExecSpace>
+void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, bool vectors, const Options& options) {
+  using R = real_t<T>;
+  const index_t b = two_stage_band<ExecSpace>(n, vectors, options), m = known_wanted(options.range, n);
+  size.add<T>(n);  // tau
   {
-    auto work = allocate_vector<T>(space, "keig::sy2sb::work", stages::sy2sb_workspace_size<T, ExecSpace>(n, b));
+    const auto frame = size.frame();
+    size.add<T>(stages::sy2sb_workspace_size<T, ExecSpace>(n, b));
+  }
+  size.add<R>(n);  // d
+  size.add<R>(n);  // e
+  {
+    const auto frame = size.frame();
+    size.add_matrix<T>(stages::sb2st_band_rows(b), n, stages::sb2st_band_rows(b));
+    size.add<T>(stages::sb2st_workspace_size(n, b));
+  }
+  tridiagonal_stage_workspace<T, ExecSpace>(size, n, vectors, options);
+  if (vectors && m > 0) {
+    const auto frame = size.frame();
+    size.add<T>(two_stage_back_workspace<T>(space, n, b, m));
+  }
+}
+
+template <class T, class ExecSpace>
+index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
+                                 Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<real_t<T>, ExecSpace>& w_all,
+                                 const Matrix<T, ExecSpace>& z, bool vectors, const Options& options,
+                                 Arena<ExecSpace>& arena) {
+  using R = real_t<T>;
+  const ExecSpace& space = ctx.space();
+  const index_t n = a.extent(0);
+  const index_t b = two_stage_band<ExecSpace>(n, vectors, options);
+  const double cx = is_complex_v<T> ? 4.0 : 1.0;
+  const auto tau = arena.template vector<T>("keig::sy2sb::tau", n);
+  {
+    const auto frame = arena.frame();
+    const auto work = arena.template vector<T>("keig::sy2sb::work", stages::sy2sb_workspace_size<T, ExecSpace>(n, b));
     stage("keig::sy2sb", cx * reduction_flops(n), [&] { stages::sy2sb<T, ExecSpace>(ctx, uplo, a, tau, work, b); });
   }
-  auto d = allocate_vector<R>(space, "keig::sb2st::d", n);
-  auto e = allocate_vector<R>(space, "keig::sb2st::e", n);
+  const auto d = arena.template vector<R>("keig::sb2st::d", n);
+  const auto e = arena.template vector<R>("keig::sb2st::e", n);
   {
-    auto ab = allocate_matrix<T>(space, "keig::sb2st::band", stages::sb2st_band_rows(b), n);
-    auto work = allocate_vector<T>(space, "keig::sb2st::work", stages::sb2st_workspace_size(n, b));
+    const auto frame = arena.frame();
+    const index_t rows = stages::sb2st_band_rows(b);
+    const auto ab = arena.template matrix<T>("keig::sb2st::band", rows, n, rows);
+    const auto work = arena.template vector<T>("keig::sb2st::work", stages::sb2st_workspace_size(n, b));
     // Model: about 6 b^2 flops per step, n/b steps per sweep, n sweeps.
     stage("keig::sb2st", cx * 6.0 * double(n) * n * b, [&] {
       stages::dense_to_band<T, ExecSpace>(space, a, b, ab);
       stages::sb2st<T, ExecSpace>(space, b, ab, d, e, vectors ? a : Matrix<T, ExecSpace>(), work);
     });
   }
-  const index_t m = tridiagonal_stage<T>(ctx, stage, d, e, w_all, z, vectors, options);
+  const index_t m = tridiagonal_stage<T>(ctx, stage, d, e, w_all, z, vectors, options, arena);
   if (vectors && m > 0) {
     const Matrix<T, ExecSpace> zm = columns(z, 0, m);
-    // One workspace serves both back-transformations, one after the other:
-    // freeing the first's and allocating the second's between them fenced
-    // the device and left it idle for 1-4 ms (H100, n = 16384).
     const auto tuning = stages::bt_sb2st_default_tuning<ExecSpace, T>(space, m);
     const index_t nbq = stages::bt_sy2sb_block<ExecSpace>(b, m);
-    auto work = allocate_vector<T>(space, "keig::back_transform::work",
-                                   std::max(stages::bt_sb2st_workspace_size<T>(n, b, tuning),
-                                            stages::ormtr_workspace_size<T, ExecSpace>(n, m, nbq)));
+    const auto frame = arena.frame();
+    const auto work = arena.template vector<T>("keig::back_transform::work", two_stage_back_workspace<T>(space, n, b, m));
     stage("keig::bt_sb2st", cx * backtransform_flops(n, m),
           [&] { stages::bt_sb2st<T, ExecSpace>(ctx, b, a, zm, work, tuning); });
     stage("keig::bt_sy2sb", cx * backtransform_flops(n, m),
@@ -302,24 +385,41 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   result.method = std::string(two_stage ? "two-stage: keig sy2sb, sb2st, " : "one-stage: keig sytrd (symv + her2k), ") +
                   tridiagonal_name +
                   (problem.vectors ? (two_stage ? ", bt_sb2st, bt_sy2sb" : ", ormtr") : "");
-  auto standard = [&](Uplo uplo) {
-    return two_stage ? solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options)
-                     : solve_one_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options);
-  };
-  if (!problem.generalized) return standard(options.uplo);
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
-  const double cx = is_complex_v<T> ? 4.0 : 1.0;
   // L, the lower Cholesky factor of B (B = L L^H): B itself when the caller
   // passes a lower factor, otherwise a copy with 256-byte aligned columns
   // (B is never modified; sygst's and its back-transformation's BLAS-3 run
   // faster on those: aligned_leading_dimension).
-  Matrix<T, ExecSpace> l = b;
-  OwnedMatrix<T, ExecSpace> l_owned;
-  if (!(options.b_factored && options.uplo == Uplo::Lower)) {
-    l_owned = allocate_matrix_aligned<T>(space, "keig::generalized::L", n, n);
-    l = l_owned;
+  const bool own_factor = problem.generalized && !(options.b_factored && options.uplo == Uplo::Lower);
+  const index_t known = known_wanted(options.range, n);
+  ArenaSize size;
+  if (own_factor) size.add_matrix<T>(n, n);
+  if (problem.generalized) {
+    const auto frame = size.frame();
+    size.add<T>(stages::sygst_workspace_size<T, ExecSpace>(n));
   }
+  if (two_stage)
+    two_stage_workspace<T, ExecSpace>(size, space, n, problem.vectors, options);
+  else
+    one_stage_workspace<T, ExecSpace>(size, n, problem.vectors, options);
+  if (problem.generalized && problem.vectors && known > 0) {
+    const auto frame = size.frame();
+    size.add<T>(stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, known));
+  }
+  Arena<ExecSpace> arena(space, "keig::workspace", size.bytes());
+  result.workspace_bytes = arena.capacity();
+  const auto standard = [&](Uplo uplo) {
+    return two_stage ? solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena)
+                     : solve_one_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena);
+  };
+  const auto finish = [&](index_t m) {
+    result.workspace_fallbacks = arena.fallbacks();
+    return m;
+  };
+  if (!problem.generalized) return finish(standard(options.uplo));
+  const double cx = is_complex_v<T> ? 4.0 : 1.0;
+  const Matrix<T, ExecSpace> l = own_factor ? arena.template matrix<T>("keig::generalized::L", n, n) : b;
   stage(options.b_factored ? "keig::copy_factor" : "keig::potrf", options.b_factored ? 0.0 : cx * n * double(n) * n / 3.0,
         [&] {
           if (l.data() != b.data()) copy_matrix(space, b, l);
@@ -328,18 +428,20 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
         });
   stage("keig::sygst", cx * stages::sygst_flops(n), [&] {
     if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, a);
-    const auto work = allocate_vector<T>(space, "keig::sygst::work", stages::sygst_workspace_size<T, ExecSpace>(n));
+    const auto frame = arena.frame();
+    const auto work = arena.template vector<T>("keig::sygst::work", stages::sygst_workspace_size<T, ExecSpace>(n));
     stages::sygst<T, ExecSpace>(ctx, options.generalized_type, a, l, 0, work);
   });
   const index_t m = standard(Uplo::Lower);
   if (problem.vectors && m > 0)
     stage("keig::bt_sygst", cx * double(n) * n * m, [&] {
-      const auto work = allocate_vector<T>(
-          space, "keig::bt_sygst::work",
+      const auto frame = arena.frame();
+      const auto work = arena.template vector<T>(
+          "keig::bt_sygst::work",
           stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, m));
       stages::sygst_backtransform<T, ExecSpace>(ctx, options.generalized_type, l, columns(z, 0, m), 0, work);
     });
-  return m;
+  return finish(m);
 }
 
 // Method::Auto: the fastest method measured for this backend and problem

@@ -2,6 +2,7 @@
 // needs travels in Options, everything it reports comes back in Result.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -88,6 +89,12 @@ struct Result {
   std::string execution_space;         // e.g. "Cuda", "OpenMP"
   std::vector<StageReport> stages;
   double seconds = 0;                  // whole call, host wall clock (includes a final fence)
+  // keig's own pipelines take every stage's device workspace from one
+  // allocation made before the first stage, of workspace_bytes bytes; a
+  // piece whose size was not known then (a value range's eigenpair count)
+  // and did not fit was allocated on its own during the call, counted here.
+  std::size_t workspace_bytes = 0;
+  int workspace_fallbacks = 0;
 
   double flops() const {
     double f = 0;

@@ -17,7 +17,7 @@
 #include "keig/stages/stedc.hpp"
 #include "keig/stages/tridiagonal_bisection.hpp"
 #include "keig/stages/tridiagonal_inverse_iteration.hpp"
-#include "keig/views/workspace.hpp"
+#include "keig/views/arena.hpp"
 
 namespace keig::stages {
 
@@ -41,7 +41,7 @@ void real_to_scalar(const ExecSpace& space, const Matrix<real_t<T>, ExecSpace>& 
 template <class T, class ExecSpace>
 index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const Vector<real_t<T>, ExecSpace>& d,
                                 const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w,
-                                const Matrix<T, ExecSpace>& z) {
+                                const Matrix<T, ExecSpace>& z, Arena<ExecSpace>& arena) {
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = d.extent(0);
@@ -51,13 +51,14 @@ index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const V
   if (n > 1) Kokkos::deep_copy(space, eh, Kokkos::subview(e, std::make_pair(index_t(0), n - 1)));
   space.fence();
   const StedcTuning tuning = stedc_default_tuning<ExecSpace>();
-  auto work = allocate_vector<R>(space, "keig::stedc::work", stages::stedc_workspace_size<R>(n, tuning));
+  const auto frame = arena.frame();
+  const auto work = arena.template vector<R>("keig::stedc::work", stages::stedc_workspace_size<R>(n, tuning));
   if constexpr (std::is_same_v<T, R>) {
     stages::stedc<R, ExecSpace>(ctx, dh, eh, columns(z, 0, n), work, tuning);
   } else {
-    auto zr = allocate_matrix_aligned<R>(space, "keig::stedc::Q", n, n);
-    stages::stedc<R, ExecSpace>(ctx, dh, eh, Matrix<R, ExecSpace>(zr), work, tuning);
-    real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), columns(z, 0, n));
+    const auto zr = arena.template matrix<R>("keig::stedc::Q", n, n);
+    stages::stedc<R, ExecSpace>(ctx, dh, eh, zr, work, tuning);
+    real_to_scalar<T>(space, zr, columns(z, 0, n));
   }
   Kokkos::deep_copy(space, Kokkos::subview(w, std::make_pair(index_t(0), n)), dh);
   space.fence();  // dh must outlive the copy
@@ -69,36 +70,77 @@ index_t keig_divide_and_conquer(const backends::Context<ExecSpace>& ctx, const V
 template <class T, class ExecSpace>
 index_t device_bisection_inverse_iteration(const backends::Context<ExecSpace>& ctx, const Range& range,
                                            const Vector<real_t<T>, ExecSpace>& d, const Vector<real_t<T>, ExecSpace>& e,
-                                           const Vector<real_t<T>, ExecSpace>& w, const Matrix<T, ExecSpace>& z) {
+                                           const Vector<real_t<T>, ExecSpace>& w, const Matrix<T, ExecSpace>& z,
+                                           Arena<ExecSpace>& arena) {
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = d.extent(0);
   index_t m = 0;
   {
-    auto work = allocate_vector<R>(space, "keig::bisection::work", tridiagonal_bisection_workspace_size<R>(n));
+    const auto frame = arena.frame();
+    const auto work = arena.template vector<R>("keig::bisection::work", tridiagonal_bisection_workspace_size<R>(n));
     m = tridiagonal_bisection<R, ExecSpace>(space, range, d, e, w, work);
   }
   if (m == 0) return 0;
-  auto work = allocate_vector<R>(space, "keig::inverse_iteration::work",
-                                 tridiagonal_inverse_iteration_workspace_size<R, ExecSpace>(n, m));
+  const auto frame = arena.frame();
+  const auto work = arena.template vector<R>("keig::inverse_iteration::work",
+                                             tridiagonal_inverse_iteration_workspace_size<R, ExecSpace>(n, m));
   if constexpr (std::is_same_v<T, R>) {
     tridiagonal_inverse_iteration<R, ExecSpace>(ctx, d, e, w, m, columns(z, 0, m), work);
   } else {
-    auto zr = allocate_matrix_aligned<R>(space, "keig::inverse_iteration::Z", n, m);
-    tridiagonal_inverse_iteration<R, ExecSpace>(ctx, d, e, w, m, Matrix<R, ExecSpace>(zr), work);
-    real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), columns(z, 0, m));
-    space.fence();  // zr must outlive the conversion
+    const auto zr = arena.template matrix<R>("keig::inverse_iteration::Z", n, m);
+    tridiagonal_inverse_iteration<R, ExecSpace>(ctx, d, e, w, m, zr, work);
+    real_to_scalar<T>(space, zr, columns(z, 0, m));
   }
   return m;
 }
 
+// Whether tridiagonal_eigenpairs runs keig's stedc for these arguments.
+inline bool tridiagonal_divide_and_conquer(backends::Job job, const Range& range, TridiagonalSolver solver) {
+  return job == backends::Job::Vectors && range.kind == Range::Kind::All &&
+         (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::DivideAndConquer);
+}
+
+// Adds to `size` the workspace tridiagonal_eigenpairs takes from its arena,
+// for `known` eigenpairs (-1: a value range, whose count is known only
+// after the bisection; then the vectors' workspace is left out and comes
+// from the arena if it has room).
+template <class T, class ExecSpace>
+void tridiagonal_workspace(ArenaSize& size, backends::Job job, const Range& range, TridiagonalSolver solver,
+                           index_t n, index_t known) {
+  using R = real_t<T>;
+  if (n <= 0) return;
+  const auto frame = size.frame();
+  if (tridiagonal_divide_and_conquer(job, range, solver)) {
+    size.add<R>(stages::stedc_workspace_size<R>(n, stedc_default_tuning<ExecSpace>()));
+    if (!std::is_same_v<T, R>) size.add_matrix<R>(n, n);
+    return;
+  }
+  if (!is_device_space_v<ExecSpace>) return;
+  const bool vectors = job == backends::Job::Vectors;
+  if ((solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::BisectionInverseIteration) &&
+      (!vectors || range.kind != Range::Kind::All)) {
+    {
+      const auto bisection = size.frame();
+      size.add<R>(tridiagonal_bisection_workspace_size<R>(n));
+    }
+    if (vectors && known > 0) {
+      size.add<R>(tridiagonal_inverse_iteration_workspace_size<R, ExecSpace>(n, known));
+      if (!std::is_same_v<T, R>) size.add_matrix<R>(n, known);
+    }
+    return;
+  }
+  if (vectors && known > 0) size.add<R>(n * known);  // the host solvers' vectors on the device
+}
+
 // Returns m; w(0..m-1) ascending; z(:, 0..m-1) the eigenvectors of T when
 // job == Vectors. d, e are not modified. Blocks the host (it runs there).
+// Device workspace comes from `arena` (tridiagonal_workspace sizes it).
 template <class T, class ExecSpace>
 index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends::Job job, const Range& range,
                                TridiagonalSolver solver, const Vector<real_t<T>, ExecSpace>& d,
                                const Vector<real_t<T>, ExecSpace>& e, const Vector<real_t<T>, ExecSpace>& w,
-                               const Matrix<T, ExecSpace>& z) {
+                               const Matrix<T, ExecSpace>& z, Arena<ExecSpace>& arena) {
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = d.extent(0);
@@ -107,9 +149,8 @@ index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends
   // is serial: 2 cores, tridiagonals of random dense matrices, n = 1000 /
   // 2000 / 3000 / 4000: 0.022 / 0.110 / 0.300 / 0.611 s against dstedc's
   // 0.035 / 0.177 / 0.450 / 0.908 s.
-  if (job == backends::Job::Vectors && range.kind == Range::Kind::All &&
-      (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::DivideAndConquer) && n > 0)
-    return keig_divide_and_conquer<T>(ctx, d, e, w, z);
+  if (tridiagonal_divide_and_conquer(job, range, solver) && n > 0)
+    return keig_divide_and_conquer<T>(ctx, d, e, w, z, arena);
   if constexpr (is_device_space_v<ExecSpace>) {
     // Eigenvalues only: Sturm bisection in parallel over the eigenvalues,
     // where the host's dqds would be a serial O(n^2) step; subsets of
@@ -117,10 +158,11 @@ index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends
     // the vectors (the host's stein re-orthogonalizes clusters serially).
     if (solver == TridiagonalSolver::Auto || solver == TridiagonalSolver::BisectionInverseIteration) {
       if (job == backends::Job::ValuesOnly) {
-        auto work = allocate_vector<R>(space, "keig::bisection::work", tridiagonal_bisection_workspace_size<R>(n));
+        const auto frame = arena.frame();
+        const auto work = arena.template vector<R>("keig::bisection::work", tridiagonal_bisection_workspace_size<R>(n));
         return tridiagonal_bisection<R, ExecSpace>(space, range, d, e, w, work);
       }
-      if (range.kind != Range::Kind::All) return device_bisection_inverse_iteration<T>(ctx, range, d, e, w, z);
+      if (range.kind != Range::Kind::All) return device_bisection_inverse_iteration<T>(ctx, range, d, e, w, z, arena);
     }
   }
   const bool vectors = job == backends::Job::Vectors;
@@ -153,9 +195,12 @@ index_t tridiagonal_eigenpairs(const backends::Context<ExecSpace>& ctx, backends
     if constexpr (host_readable) {
       real_to_scalar<T>(space, Matrix<R, ExecSpace>(zh.data(), n, m), keig::columns(z, 0, m));
     } else {
-      auto zr = allocate_matrix<R>(space, "keig::tridiagonal::Z_device", n, m);
+      // A contiguous piece: the copy from the host needs matching layouts.
+      const auto frame = arena.frame();
+      const auto zr = make_matrix<R, ExecSpace>(arena.template vector<R>("keig::tridiagonal::Z_device", n * m).data(),
+                                                n, m, n);
       Kokkos::deep_copy(space, zr, Kokkos::subview(zh, Kokkos::ALL(), std::make_pair(index_t(0), m)));
-      real_to_scalar<T>(space, Matrix<R, ExecSpace>(zr), keig::columns(z, 0, m));
+      real_to_scalar<T>(space, zr, keig::columns(z, 0, m));
     }
   }
   // The host buffers must outlive the asynchronous copies.
