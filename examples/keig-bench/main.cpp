@@ -11,6 +11,7 @@
 //              [--ld packed|aligned]         (eigh, generalized: A, B and Z with leading dimension n, or with
 //                                             columns on 256-byte boundaries; keig and the peer get the same arrays)
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
+//              [--uplo lower,upper]          (symv: the stored triangles measured; default both)
 //              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,...,9]
 //              [--batches 1,8] [--cols M]
 //                                            (bt_sb2st block shapes, M wanted columns (default n);
@@ -55,6 +56,7 @@ struct Args {
   keig::TridiagonalSolver solver = keig::TridiagonalSolver::Auto;  // eigh, generalized: keig's tridiagonal step
   bool verify = false;          // eigh, generalized suites: the accuracy contract on the execution space
   std::vector<index_t> symv_segments;  // extra symv rows with a fixed segment length (tuning sweep)
+  std::vector<keig::Uplo> uplos = {keig::Uplo::Lower, keig::Uplo::Upper};  // symv's stored triangles
   int repeat = 20;
   int runs = 1;  // eigh, generalized suites: solves per side and case; the fastest counts (first-use costs at a size drop out)
   // eigh, generalized suites: A, B and Z with leading dimension n ("packed",
@@ -86,7 +88,7 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--space device|host] [--repeat R] [--jobs values,vectors,subset] [--csv FILE]\n"
                "                  [--methods one-stage,two-stage] [--band B] [--panel NB] [--peer vendor|none] [--verify]\n"
                "                  [--solver auto|dc|mrrr|bisection] [--runs R] [--ld packed|aligned]\n"
-               "                  [--symv-segments S1,S2,...]\n"
+               "                  [--symv-segments S1,S2,...] [--uplo lower,upper]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,9]\n"
                "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n"
                "                  [--splits S1,S2,...]\n",
@@ -200,28 +202,30 @@ void bench_symv(const Args& args, const Space& space, double bandwidth, std::vec
     auto work = keig::allocate_vector<T>(space, "keig::bench::work", keig::stages::symv_workspace_size<T, Space>(n));
     Kokkos::deep_copy(space, x, T(1));
     const keig::Vector<T, Space> xv = x, yv = y, ypv = y_peer, wv = work;
+    for (const keig::Uplo uplo : args.uplos) {
     const double keig_s = median_seconds(args.repeat, [&] {
-      keig::stages::symv<T, Space>(space, keig::Uplo::Lower, T(1), a, xv, T(0), yv, wv);
+      keig::stages::symv<T, Space>(space, uplo, T(1), a, xv, T(0), yv, wv);
       space.fence();
     });
     for (index_t seg : args.symv_segments) {
       const double t = median_seconds(args.repeat, [&] {
-        keig::stages::symv<T, Space>(space, keig::Uplo::Lower, T(1), a, xv, T(0), yv, wv, seg);
+        keig::stages::symv<T, Space>(space, uplo, T(1), a, xv, T(0), yv, wv, seg);
         space.fence();
       });
       const double useful = (double(n) * (n + 1) / 2 + 2.0 * n) * sizeof(T);
       char d[96];
       std::snprintf(d, sizeof d, "keig %.0f GB/s (%.0f%% of copy)", useful / t / 1e9, 100 * useful / t / bandwidth);
-      rows.push_back({n, "symv segment=" + std::to_string(seg), "(sweep)", d, t, t});
+      rows.push_back({n, std::string("symv ") + keig::to_string(uplo) + " segment=" + std::to_string(seg), "(sweep)", d,
+                      t, t});
     }
     const double peer_s = median_seconds(args.repeat, [&] {
-      keig::backends::symv<T>(ctx, keig::Uplo::Lower, T(1), a, xv, T(0), ypv);
+      keig::backends::symv<T>(ctx, uplo, T(1), a, xv, T(0), ypv);
       space.fence();
     });
     const double keig_queued = back_to_back_seconds(
-        space, args.repeat, [&] { keig::stages::symv<T, Space>(space, keig::Uplo::Lower, T(1), a, xv, T(0), yv, wv); });
+        space, args.repeat, [&] { keig::stages::symv<T, Space>(space, uplo, T(1), a, xv, T(0), yv, wv); });
     const double peer_queued = back_to_back_seconds(
-        space, args.repeat, [&] { keig::backends::symv<T>(ctx, keig::Uplo::Lower, T(1), a, xv, T(0), ypv); });
+        space, args.repeat, [&] { keig::backends::symv<T>(ctx, uplo, T(1), a, xv, T(0), ypv); });
     // Agreement of the two products (relative, max norm).
     double diff = 0, scale = 0;
     Kokkos::parallel_reduce(
@@ -246,8 +250,10 @@ void bench_symv(const Args& args, const Space& space, double bandwidth, std::vec
                   useful / keig_s / 1e9, 100 * useful / keig_s / bandwidth, bandwidth / 1e9, useful / peer_s / 1e9,
                   100 * useful / keig_queued / bandwidth, 100 * useful / peer_queued / bandwidth,
                   diff / std::max(scale, 1e-300));
-    rows.push_back({n, "symv", keig::backends::is_cuda_space_v<Space> ? "cuBLAS symv/hemv" : "OpenBLAS symv/hemv",
-                    detail, keig_s, peer_s});
+    rows.push_back({n, std::string("symv ") + keig::to_string(uplo),
+                    keig::backends::is_cuda_space_v<Space> ? "cuBLAS symv/hemv" : "OpenBLAS symv/hemv", detail, keig_s,
+                    peer_s});
+    }
   }
 }
 
@@ -1255,7 +1261,14 @@ int main(int argc, char** argv) {
       else if (v == "bisection") args.solver = keig::TridiagonalSolver::BisectionInverseIteration;
       else usage("--solver takes auto, dc, mrrr or bisection");
     }
-    else if (k == "--symv-segments")
+    else if (k == "--uplo") {
+      args.uplos.clear();
+      for (const auto& v : split(value())) {
+        if (v == "lower") args.uplos.push_back(keig::Uplo::Lower);
+        else if (v == "upper") args.uplos.push_back(keig::Uplo::Upper);
+        else usage("--uplo takes lower and/or upper");
+      }
+    } else if (k == "--symv-segments")
       for (const auto& v : split(value())) args.symv_segments.push_back(std::stoll(v));
     else if (k == "--sweeps") {
       args.sweeps.clear();
