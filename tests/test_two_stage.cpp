@@ -337,6 +337,7 @@ struct BlockedReference {
   index_t n, b, m;
   SpaceMatrix<T> store;
   HostMatrix<T> z, expected;
+  mutable int calls = 0;  // expect_match alternates the workspace it gives
 
   BlockedReference(index_t n_, index_t b_, index_t m_, std::mt19937_64& rng)
       : n(n_), b(b_), m(m_), store(bulge_chase_reflectors<T>(n_, b_, rng)), z("z", n_, m_) {
@@ -347,12 +348,18 @@ struct BlockedReference {
     expected = to_host(zr);
   }
 
-  // bt_sb2st_blocked with `tuning` on a copy of z, against the reflector kernel.
+  // bt_sb2st_blocked with `tuning` on a copy of z, against the reflector
+  // kernel. Calls alternate between a workspace with room for the device
+  // plan (the solver's: bt_sb2st keeps the plan there) and one without (it
+  // allocates the plan itself), so every family of tunings runs both.
   void expect_match(const backends::Context<Space>& ctx, const stages::BtSb2stTuning& tuning) const {
     stages::BtSb2stTuning sized = tuning;
     sized.chunk = std::min(tuning.chunk, m);
+    const bool plan_in_work = calls++ % 2 == 0;
+    SCOPED_TRACE(plan_in_work ? "plan in the workspace" : "plan allocated");
     auto zb = to_space(z);
-    SpaceVector<T> work("bwork", stages::bt_sb2st_workspace_size<T>(n, b, sized));
+    SpaceVector<T> work("bwork", plan_in_work ? stages::bt_sb2st_workspace_size<T>(n, b, tuning, m)
+                                              : stages::bt_sb2st_workspace_size<T>(n, b, sized));
     stages::bt_sb2st_blocked<T, Space>(ctx, b, to_matrix<Space>(store), to_matrix<Space>(zb), to_vector<Space>(work),
                                        tuning);
     Kokkos::fence();
