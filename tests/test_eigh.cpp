@@ -409,6 +409,81 @@ TYPED_TEST(Eigh, PipelinesAllocateTheirWorkspaceOnce) {
   }
 }
 
+// A caller's workspace (Options::workspace): keig::workspace_bytes is
+// enough for the solve, which then allocates none and agrees with one that
+// allocated its own; a byte less, or a size without memory, is refused
+// before anything is modified.
+TYPED_TEST(Eigh, CallerProvidedWorkspace) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const index_t n = 120;
+  const auto problem = generate<T>(MatrixKind::Random, n, 5);
+  const auto pair = generate_pair<T>(MatrixKind::Uniform, n, 1e2, 6);
+  const auto refused_argument = [](const auto& call) {
+    try {
+      call();
+    } catch (const InvalidArgument& e) {
+      return e.argument();
+    }
+    return std::string("(nothing refused)");
+  };
+  for (const Method method : {Method::OneStage, Method::TwoStage}) {
+    for (const bool generalized : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(method)) + (generalized ? " generalized" : " standard"));
+      Options options;
+      options.method = method;
+      const std::size_t bytes = workspace_bytes<T>(Space(), n, options, true, generalized);
+      ASSERT_GT(bytes, 0u);
+      SpaceVector<unsigned char> buffer("keig::test::workspace", bytes);
+      const HostMatrix<T>& a_host = generalized ? pair.a : problem.a;
+      const auto run = [&](const SpaceMatrix<T>& a, const Options& o, const SpaceVector<R>& w, const SpaceMatrix<T>& z) {
+        if (!generalized) return eigh(Space(), a, w, z, o);
+        auto b = to_space(pair.b);
+        return eigh(Space(), a, b, w, z, o);
+      };
+      SpaceVector<R> w_own("w", n), w_given("w", n);
+      SpaceMatrix<T> z_own("Z", n, n), z_given("Z", n, n);
+      const Result own = run(to_space(a_host), options, w_own, z_own);
+      Options given_options = options;
+      given_options.workspace = buffer.data();
+      given_options.workspace_size = bytes;
+      const Result given = run(to_space(a_host), given_options, w_given, z_given);
+      EXPECT_EQ(given.workspace_fallbacks, 0);
+      EXPECT_GE(given.workspace_bytes, own.workspace_bytes);
+      const auto wo = to_host(w_own), wg = to_host(w_given);
+      double scale = 0, diff = 0;
+      for (index_t i = 0; i < n; ++i) {
+        scale = std::max(scale, double(std::abs(wo(i))));
+        diff = std::max(diff, double(std::abs(wo(i) - wg(i))));
+      }
+      EXPECT_LE(diff, kContract * n * double(unit_roundoff<T>()) * scale);
+      if (generalized) {
+        const auto zh = to_host(z_given);
+        EXPECT_LE(scaled_residual_generalized(pair.a, pair.b, wg, zh, n), kContract);
+      } else {
+        EXPECT_LE(scaled_residual(problem.a, wg, to_host(z_given), n), kContract);
+      }
+      // A byte short: refused, A untouched.
+      Options short_options = given_options;
+      short_options.workspace_size = bytes - 1;
+      auto a = to_space(a_host);
+      EXPECT_EQ(refused_argument([&] { run(a, short_options, w_given, z_given); }), "options.workspace");
+      EXPECT_TRUE(same_matrix(to_host(a), a_host));
+    }
+  }
+  Options no_memory;
+  no_memory.method = Method::TwoStage;
+  no_memory.workspace_size = 64;
+  auto a = to_space(problem.a);
+  SpaceVector<R> w("w", n);
+  EXPECT_EQ(refused_argument([&] { eigvalsh(Space(), a, w, no_memory); }), "options.workspace");
+  Options vendor;
+  vendor.method = Method::Vendor;
+  EXPECT_EQ(workspace_bytes<T>(Space(), n, vendor), 0u);
+  EXPECT_EQ(workspace_bytes<T>(Space(), 0, Options{}), 0u);
+  EXPECT_THROW(workspace_bytes<T>(Space(), -1, Options{}), InvalidArgument);
+}
+
 // The smallest pairs of the IC-NMA-like pair (seed 002 §6.1: a tight
 // cluster at the bottom of the spectrum), the job that problem wants: with
 // the default tridiagonal solver the eigenvectors must be B-orthonormal to

@@ -355,6 +355,33 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   return m;
 }
 
+// Whether the generalized pipeline factors a copy of B (not B itself).
+inline bool generalized_factor_copied(Problem problem, const Options& options) {
+  return problem.generalized && !(options.b_factored && options.uplo == Uplo::Lower);
+}
+
+// The bytes of the arena solve_own_pipeline takes: its pieces in its frames.
+template <class T, class ExecSpace>
+std::size_t own_pipeline_workspace(const ExecSpace& space, index_t n, Problem problem, Method method,
+                                   const Options& options) {
+  const index_t known = known_wanted(options.range, n);
+  ArenaSize size;
+  if (generalized_factor_copied(problem, options)) size.add_matrix<T>(n, n);  // L
+  if (problem.generalized) {
+    const auto frame = size.frame();
+    size.add<T>(stages::sygst_workspace_size<T, ExecSpace>(n));
+  }
+  if (method == Method::TwoStage)
+    two_stage_workspace<T, ExecSpace>(size, space, n, problem.vectors, options);
+  else
+    one_stage_workspace<T, ExecSpace>(size, n, problem.vectors, options);
+  if (problem.generalized && problem.vectors && known > 0) {
+    const auto frame = size.frame();
+    size.add<T>(stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, known));
+  }
+  return size.bytes();
+}
+
 // keig's own pipelines. Generalized problems (seed 002 §4.1): B = L L^H
 // (potrf, skipped when the caller passes the factor), C = sygst(A, L), the
 // standard problem for C, then Z = L^-H Y (types 1, 2) or L Y (type 3).
@@ -387,27 +414,12 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
                   (problem.vectors ? (two_stage ? ", bt_sb2st, bt_sy2sb" : ", ormtr") : "");
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
-  // L, the lower Cholesky factor of B (B = L L^H): B itself when the caller
-  // passes a lower factor, otherwise a copy with 256-byte aligned columns
-  // (B is never modified; sygst's and its back-transformation's BLAS-3 run
-  // faster on those: aligned_leading_dimension).
-  const bool own_factor = problem.generalized && !(options.b_factored && options.uplo == Uplo::Lower);
-  const index_t known = known_wanted(options.range, n);
-  ArenaSize size;
-  if (own_factor) size.add_matrix<T>(n, n);
-  if (problem.generalized) {
-    const auto frame = size.frame();
-    size.add<T>(stages::sygst_workspace_size<T, ExecSpace>(n));
-  }
-  if (two_stage)
-    two_stage_workspace<T, ExecSpace>(size, space, n, problem.vectors, options);
-  else
-    one_stage_workspace<T, ExecSpace>(size, n, problem.vectors, options);
-  if (problem.generalized && problem.vectors && known > 0) {
-    const auto frame = size.frame();
-    size.add<T>(stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, known));
-  }
-  Arena<ExecSpace> arena(space, "keig::workspace", size.bytes());
+  const bool own_factor = generalized_factor_copied(problem, options);
+  // The caller's workspace (solve checked its size), else one allocation.
+  Arena<ExecSpace> arena =
+      options.workspace != nullptr
+          ? Arena<ExecSpace>(space, "keig::workspace", options.workspace, options.workspace_size)
+          : Arena<ExecSpace>(space, "keig::workspace", own_pipeline_workspace<T>(space, n, problem, method, options));
   result.workspace_bytes = arena.capacity();
   const auto standard = [&](Uplo uplo) {
     return two_stage ? solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena)
@@ -419,6 +431,10 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   };
   if (!problem.generalized) return finish(standard(options.uplo));
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
+  // L, the lower Cholesky factor of B (B = L L^H): B itself when the caller
+  // passes a lower factor, otherwise a copy with 256-byte aligned columns
+  // (B is never modified; sygst's and its back-transformation's BLAS-3 run
+  // faster on those: aligned_leading_dimension).
   const Matrix<T, ExecSpace> l = own_factor ? arena.template matrix<T>("keig::generalized::L", n, n) : b;
   stage(options.b_factored ? "keig::copy_factor" : "keig::potrf", options.b_factored ? 0.0 : cx * n * double(n) * n / 3.0,
         [&] {
@@ -523,6 +539,28 @@ Method choose_method(index_t n, Problem problem, const Options& options) {
 }
 
 template <class T, class ExecSpace>
+std::size_t workspace_bytes(const ExecSpace& space, index_t n, Problem problem, const Options& options) {
+  const Method method = options.method == Method::Auto ? choose_method<T, ExecSpace>(n, problem, options) : options.method;
+  if (method == Method::Vendor || n <= 0) return 0;
+  // The alignment slack: Arena starts the caller's memory on a 256-byte boundary.
+  return own_pipeline_workspace<T>(space, n, problem, method, options) + arena_alignment;
+}
+
+// A caller's workspace: both fields or neither, and large enough.
+template <class T, class ExecSpace>
+void check_workspace(const ExecSpace& space, index_t n, Problem problem, const Options& options) {
+  if (options.workspace == nullptr && options.workspace_size == 0) return;
+  if (options.workspace == nullptr)
+    throw InvalidArgument("options.workspace", "is null while options.workspace_size = " +
+                                                   std::to_string(options.workspace_size));
+  const std::size_t needed = workspace_bytes<T>(space, n, problem, options);
+  if (options.workspace_size < needed)
+    throw InvalidArgument("options.workspace", "needs at least " + std::to_string(needed) +
+                                                   " bytes for this problem (keig::workspace_bytes), got " +
+                                                   std::to_string(options.workspace_size));
+}
+
+template <class T, class ExecSpace>
 Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
              const Vector<real_t<T>, ExecSpace>& w, const Matrix<T, ExecSpace>& z, Problem problem,
              const Options& options) {
@@ -537,6 +575,7 @@ Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix
   StageRecorder<ExecSpace> stage(space, options.stage_times, result);
 
   const Method method = options.method == Method::Auto ? choose_method<T, ExecSpace>(n, problem, options) : options.method;
+  check_workspace<T>(space, n, problem, options);
 
   if (options.check_finite && n > 0) {
     stage("keig::check_finite", 0.0, [&] {
@@ -576,7 +615,8 @@ Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix
 #define KEIG_INSTANTIATE_SOLVE(T, SPACE)                                                                    \
   template Result solve<T, SPACE>(const SPACE&, const Matrix<T, SPACE>&, const Matrix<T, SPACE>&,          \
                                   const Vector<real_t<T>, SPACE>&, const Matrix<T, SPACE>&, Problem,        \
-                                  const Options&);
+                                  const Options&);                                                          \
+  template std::size_t workspace_bytes<T, SPACE>(const SPACE&, index_t, Problem, const Options&);
 #define KEIG_INSTANTIATE_SOLVE_ALL(SPACE)              \
   KEIG_INSTANTIATE_SOLVE(float, SPACE)                 \
   KEIG_INSTANTIATE_SOLVE(double, SPACE)                \

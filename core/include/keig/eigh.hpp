@@ -17,6 +17,8 @@
 // All work is enqueued on `space`; the call returns when results are ready.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <type_traits>
 
 #include "keig/detail/solve.hpp"
@@ -108,6 +110,22 @@ Result eigvalsh(const ExecSpace& space, const AView& A, const BView& B, const WV
   auto b = make_matrix<T, ExecSpace>(const_cast<T*>(B.data()), B.extent(0), B.extent(1), leading_dimension(B));
   return detail::solve<T, ExecSpace>(space, to_matrix<ExecSpace>(A), b, to_vector<ExecSpace>(w),
                                      Matrix<T, ExecSpace>(), {true, false}, options);
+}
+
+// ---- workspace ---------------------------------------------------------------
+// Bytes of device workspace that eigh (vectors) or eigvalsh, on an n x n
+// problem of scalar T with these options (generalized: the A, B forms), takes
+// in one piece before its first stage: what Options::workspace must hold for
+// the call to allocate no workspace of its own. 0 where the method that runs
+// is the vendor's (which allocates as the vendor asks) or n = 0. A value
+// range's eigenvectors are left out (their count is known only during the
+// call); they use the workspace where it has room (Result::workspace_fallbacks).
+template <class T, class ExecSpace>
+std::size_t workspace_bytes(const ExecSpace& space, index_t n, const Options& options = {}, bool vectors = true,
+                            bool generalized = false) {
+  detail::check_space<ExecSpace>();
+  if (n < 0) throw InvalidArgument("n", "must be non-negative, got " + std::to_string(n));
+  return detail::workspace_bytes<T, ExecSpace>(space, n, {generalized, vectors}, options);
 }
 
 // ---- overloads on the default instance of A's execution space ---------------

@@ -75,6 +75,13 @@ struct Options {
   bool b_factored = false;
   bool check_finite = true;  // reject NaN/Inf in the referenced triangle(s)
   bool stage_times = true;   // fence the instance at stage boundaries to time stages
+  // Caller-provided workspace for keig's own pipelines (e.g. one buffer for
+  // every solve of an SCF loop): memory of the execution space's memory
+  // space, at least keig::workspace_bytes<T>(space, n, options, vectors,
+  // generalized) bytes, not otherwise in use during the call. The call then
+  // allocates no workspace of its own. Method::Vendor does not use it.
+  void* workspace = nullptr;
+  std::size_t workspace_size = 0;  // bytes at `workspace`
 };
 
 struct StageReport {

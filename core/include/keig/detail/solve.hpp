@@ -3,6 +3,7 @@
 // spaces this Kokkos build enables, on canonical views only.
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
 
 #include "keig/options.hpp"
@@ -19,6 +20,11 @@ template <class T, class ExecSpace>
 Result solve(const ExecSpace& space, const Matrix<T, ExecSpace>& a, const Matrix<T, ExecSpace>& b,
              const Vector<real_t<T>, ExecSpace>& w, const Matrix<T, ExecSpace>& z, Problem problem,
              const Options& options);
+
+// Bytes of workspace keig's own pipeline takes for this problem (0 when the
+// method that runs is the vendor's or n = 0): keig::workspace_bytes.
+template <class T, class ExecSpace>
+std::size_t workspace_bytes(const ExecSpace& space, index_t n, Problem problem, const Options& options);
 
 // The execution spaces keig is compiled for (those this Kokkos enables, of
 // Serial, OpenMP and Cuda).
@@ -40,7 +46,8 @@ struct is_supported_space<Kokkos::Cuda> : std::true_type {};
 #define KEIG_DECLARE_SOLVE(T, SPACE)                                                                        \
   extern template Result solve<T, SPACE>(const SPACE&, const Matrix<T, SPACE>&, const Matrix<T, SPACE>&,   \
                                          const Vector<real_t<T>, SPACE>&, const Matrix<T, SPACE>&, Problem, \
-                                         const Options&);
+                                         const Options&);                                                  \
+  extern template std::size_t workspace_bytes<T, SPACE>(const SPACE&, index_t, Problem, const Options&);
 #define KEIG_DECLARE_SOLVE_ALL(SPACE)             \
   KEIG_DECLARE_SOLVE(float, SPACE)                \
   KEIG_DECLARE_SOLVE(double, SPACE)               \

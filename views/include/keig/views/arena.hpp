@@ -80,6 +80,16 @@ class Arena {
     base_ = aligned(buffer_.data());
     capacity_ = bytes;
   }
+  // Over the caller's `bytes` at `memory` (ExecSpace's memory; never freed
+  // here): up to arena_alignment - 1 of them go to aligning its start.
+  Arena(const ExecSpace& space, const std::string& label, void* memory, std::size_t bytes)
+      : space_(space), label_(label) {
+    if (memory == nullptr || bytes == 0) return;
+    unsigned char* const raw = static_cast<unsigned char*>(memory);
+    base_ = aligned(raw);
+    const std::size_t skipped = static_cast<std::size_t>(base_ - raw);
+    capacity_ = bytes > skipped ? bytes - skipped : 0;
+  }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
