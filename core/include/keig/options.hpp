@@ -96,10 +96,11 @@ struct Result {
   std::string execution_space;         // e.g. "Cuda", "OpenMP"
   std::vector<StageReport> stages;
   double seconds = 0;                  // whole call, host wall clock (includes a final fence)
-  // keig's own pipelines take every stage's device workspace from one
-  // allocation made before the first stage, of workspace_bytes bytes; a
-  // piece whose size was not known then (a value range's eigenpair count)
-  // and did not fit was allocated on its own during the call, counted here.
+  // keig's own pipelines take every stage's device workspace from one piece
+  // set up before the first stage (Options::workspace, else one allocation
+  // of their own), of workspace_bytes usable bytes; a piece whose size was
+  // not known then (a value range's eigenvectors) and did not fit was
+  // allocated on its own during the call, counted in workspace_fallbacks.
   std::size_t workspace_bytes = 0;
   int workspace_fallbacks = 0;
 

@@ -16,14 +16,17 @@
 // BLAS-3 cares). A request that does not fit gets an allocation of its own,
 // released with its frame and counted in fallbacks(): a size the caller could
 // not know beforehand (a value range's eigenpair count) stays correct, only
-// slower. ArenaSize adds pieces up the same way, to size an arena.
+// slower. ArenaSize adds pieces up the same way, to size an arena. The
+// memory is the arena's own allocation or the caller's (Options::workspace).
 #pragma once
 
 #include <Kokkos_Core.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "keig/errors.hpp"
 #include "keig/views/matrix.hpp"
 #include "keig/views/workspace.hpp"
 
