@@ -8,6 +8,8 @@
 //              [--space device|host] [--repeat R] [--jobs values,vectors,subset] [--csv FILE]
 //              [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]
 //              [--solver auto|dc|mrrr|bisection] [--runs R]   (eigh, generalized: the fastest of R solves, keig and peer alike)
+//              [--stage-times 1|0]           (eigh, generalized: 0 runs keig's solves without the fences that time
+//                                             each stage; its rows then show the whole call only)
 //              [--ld packed|aligned]         (eigh, generalized: A, B and Z with leading dimension n, or with
 //                                             columns on 256-byte boundaries; keig and the peer get the same arrays)
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
@@ -55,6 +57,7 @@ struct Args {
   std::string peer = "vendor";  // eigh, generalized suites: "none" skips the vendor (sizes it cannot hold)
   keig::TridiagonalSolver solver = keig::TridiagonalSolver::Auto;  // eigh, generalized: keig's tridiagonal step
   bool verify = false;          // eigh, generalized suites: the accuracy contract on the execution space
+  bool stage_times = true;      // eigh, generalized: keig's solves fence and time each stage (Options::stage_times)
   std::vector<index_t> symv_segments;  // extra symv rows with a fixed segment length (tuning sweep)
   std::vector<keig::Uplo> uplos = {keig::Uplo::Lower, keig::Uplo::Upper};  // symv's stored triangles
   int repeat = 20;
@@ -87,7 +90,7 @@ std::vector<std::string> split(const std::string& s) {
                "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|bt_sb2st|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
                "                  [--space device|host] [--repeat R] [--jobs values,vectors,subset] [--csv FILE]\n"
                "                  [--methods one-stage,two-stage] [--band B] [--panel NB] [--peer vendor|none] [--verify]\n"
-               "                  [--solver auto|dc|mrrr|bisection] [--runs R] [--ld packed|aligned]\n"
+               "                  [--solver auto|dc|mrrr|bisection] [--runs R] [--ld packed|aligned] [--stage-times 1|0]\n"
                "                  [--symv-segments S1,S2,...] [--uplo lower,upper]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,9]\n"
                "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n"
@@ -390,7 +393,10 @@ bool bench_eigh(const Args& args, const Space& space, std::vector<Row>& rows) {
         o.method = method;
         o.band_width = args.band;
         o.block_size = args.panel;
-        if (method != keig::Method::Vendor) o.tridiagonal_solver = args.solver;
+        if (method != keig::Method::Vendor) {
+          o.tridiagonal_solver = args.solver;
+          o.stage_times = args.stage_times;
+        }
         if (subset) o.range = keig::Range::index(0, m - 1);
         return vectors ? keig::eigh(space, a, w, z, o) : keig::eigvalsh(space, a, w, o);
       };
@@ -885,7 +891,10 @@ bool bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
         o.method = method;
         o.band_width = args.band;
         o.block_size = args.panel;
-        if (method != keig::Method::Vendor) o.tridiagonal_solver = args.solver;
+        if (method != keig::Method::Vendor) {
+          o.tridiagonal_solver = args.solver;
+          o.stage_times = args.stage_times;
+        }
         if (job == "1%") o.range = keig::Range::index(0, m - 1);
         return vectors ? keig::eigh(space, a, b, w, z, o) : keig::eigvalsh(space, a, b, w, o);
       };
@@ -1251,6 +1260,10 @@ int main(int argc, char** argv) {
     else if (k == "--peer") {
       args.peer = value();
       if (args.peer != "vendor" && args.peer != "none") usage("--peer takes vendor or none");
+    } else if (k == "--stage-times") {
+      const std::string v = value();
+      if (v != "0" && v != "1") usage("--stage-times takes 0 or 1");
+      args.stage_times = v == "1";
     } else if (k == "--verify") {
       args.verify = true;
     } else if (k == "--solver") {
