@@ -30,6 +30,7 @@
 #include "keig/backends/cuda.hpp"
 #include "keig/backends/host_simd.hpp"
 #include "keig/stages/sb2st.hpp"
+#include "keig/views/arena.hpp"
 #include "keig/views/workspace.hpp"
 
 namespace keig::stages {
@@ -608,7 +609,6 @@ inline index_t bt_sb2st_block_count(index_t n, index_t b, index_t sigma) {
 template <class T>
 std::size_t bt_sb2st_plan_bytes(index_t n, index_t b, const BtSb2stTuning& tuning, index_t m) {
   if (n < 2 || m <= 0) return 0;
-  const auto piece = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
   const index_t sigma = bt_sb2st_sigma(n, tuning.sweeps_per_block), blocks = bt_sb2st_block_count(n, b, sigma);
   const index_t slots = bt_sb2st_wave_blocks(n, b, tuning), factor_slots = tuning.waves_per_batch * slots;
   const index_t copies = tuning.queue_batches > 1 ? tuning.queue_batches : 1;
@@ -616,8 +616,11 @@ std::size_t bt_sb2st_plan_bytes(index_t n, index_t b, const BtSb2stTuning& tunin
   const index_t pointers = (2 * copies + 1) * factor_slots + 2 * slots + (2 + chunks) * blocks;
   const index_t tiles = (m + bt_sb2st_tile_columns<T>(tuning.window_columns) - 1) /
                         bt_sb2st_tile_columns<T>(tuning.window_columns);
-  return 256 + piece(pointers * sizeof(std::uintptr_t)) + piece(blocks * sizeof(backends::cuda::BandBlock)) +
-         piece((tiles + 1) * sizeof(int));
+  ArenaSize size;
+  size.add<std::uintptr_t>(pointers);
+  size.add<backends::cuda::BandBlock>(blocks);
+  size.add<int>(tiles + 1);
+  return size.bytes() + arena_alignment;  // Arena aligns the start of the memory past the factors
 }
 }  // namespace detail
 
@@ -763,31 +766,17 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const index_t t_ptrs = copies * factor_slots, w_ptrs = t_ptrs + factor_slots;
   const index_t xy_base = w_ptrs + copies * factor_slots, gk_base = xy_base + 2 * slots;
   const index_t zbase = gk_base + 2 * static_cast<index_t>(entries.size());
-  // Host mirrors without Kokkos's initialization (host_mirror_for_copy says
-  // why): every entry is written below before the copy.
-  // The device plan: in the workspace past the factors where the caller
-  // sized it so (bt_sb2st_workspace_size with m), else allocations of its own.
+  // The device plan: in the workspace past the factors, where the caller
+  // sized it so (bt_sb2st_workspace_size with m); what does not fit there
+  // the arena allocates (and frees on return, which waits for the device).
   using BandBlock = backends::cuda::BandBlock;
   const index_t plan_entries = zbase + chunks * full_total;
   const index_t factor_entries = bt_sb2st_workspace_size<T>(n, b, sized);
-  const bool plan_in_work = static_cast<std::size_t>(work.extent(0) - factor_entries) * sizeof(T) >=
-                            detail::bt_sb2st_plan_bytes<T>(n, b, sized, m);
-  unsigned char* plan_space = reinterpret_cast<unsigned char*>(work.data() + factor_entries);
-  const auto carve = [&](std::size_t bytes) {
-    plan_space += (256 - reinterpret_cast<std::uintptr_t>(plan_space) % 256) % 256;
-    unsigned char* const piece = plan_space;
-    plan_space += bytes;
-    return piece;
-  };
-  OwnedVector<std::uintptr_t, ExecSpace> plan_owned;
-  Vector<std::uintptr_t, ExecSpace> plan;
-  if (plan_in_work) {
-    plan = Vector<std::uintptr_t, ExecSpace>(
-        reinterpret_cast<std::uintptr_t*>(carve(plan_entries * sizeof(std::uintptr_t))), plan_entries);
-  } else {
-    plan_owned = allocate_vector<std::uintptr_t>(space, "keig::bt_sb2st::plan", plan_entries);
-    plan = plan_owned;
-  }
+  Arena<ExecSpace> plan_arena(space, "keig::bt_sb2st", work.data() + factor_entries,
+                              static_cast<std::size_t>(work.extent(0) - factor_entries) * sizeof(T));
+  const auto plan = plan_arena.template vector<std::uintptr_t>("plan", plan_entries);
+  // Its host side without Kokkos's initialization (host_mirror_for_copy says
+  // why): every entry is written below before the copy.
   const auto plan_h = host_vector_for_copy<std::uintptr_t>("keig::bt_sb2st::plan", plan_entries);
   const auto address = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
   for (index_t q = 0; q < copies * factor_slots; ++q) {
@@ -811,7 +800,6 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   // Window apply: each batch's blocks group by group (g descending), steps
   // ascending within a group. That order is valid: blocks of different
   // groups that share rows are, in the wave order, later group first.
-  OwnedVector<BandBlock, ExecSpace> band_owned;
   Vector<BandBlock, ExecSpace> band_list;
   if (window) {
     // Neither side initialized, and the host side a std::vector: Kokkos
@@ -819,13 +807,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     // it so too, each a parallel region of the host's threads (a kernel and
     // a fence on the device). A traced solve lost 7 ms to the host mirror's
     // construction and 7 ms to its destruction (H200, n = 16384).
-    const index_t listed = static_cast<index_t>(entries.size());
-    if (plan_in_work) {
-      band_list = Vector<BandBlock, ExecSpace>(reinterpret_cast<BandBlock*>(carve(listed * sizeof(BandBlock))), listed);
-    } else {
-      band_owned = allocate_vector<BandBlock>(space, "keig::bt_sb2st::band_list", listed);
-      band_list = band_owned;
-    }
+    band_list = plan_arena.template vector<BandBlock>("band_list", static_cast<index_t>(entries.size()));
     std::vector<BandBlock> band_h(entries.size());
     // A batch's entries come in wave order, where a group's steps ascend, so
     // placing them stably by group (descending) gives the order above in
@@ -867,18 +849,12 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const index_t wave_count = static_cast<index_t>(waves.size());
   // Queued launches: per tile the batches applied (zero first), and the
   // launch's job counter; the batches formed since the last launch.
-  OwnedVector<int, ExecSpace> queue_owned;
   Vector<int, ExecSpace> queue_counters;
   std::vector<backends::cuda::BandBatch> pending;
   int launched = 0;
   if (queued > 0) {
     const index_t tiles = (m + tile_columns - 1) / tile_columns;
-    if (plan_in_work) {
-      queue_counters = Vector<int, ExecSpace>(reinterpret_cast<int*>(carve((tiles + 1) * sizeof(int))), tiles + 1);
-    } else {
-      queue_owned = allocate_vector<int>(space, "keig::bt_sb2st::queue", tiles + 1);
-      queue_counters = queue_owned;
-    }
+    queue_counters = plan_arena.template vector<int>("queue", tiles + 1);
     Kokkos::deep_copy(space, queue_counters, 0);
   }
   for (index_t w0 = 0; w0 < wave_count; w0 += batch) {
@@ -1088,9 +1064,10 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
       }
     }
   }
-  // A plan of its own must outlive the queued work (the caller's workspace
-  // does by contract); plan_h, a pageable copy source, is staged already.
-  if (!plan_in_work) space.fence();
+  // Plan pieces the arena allocated must outlive the queued work (the
+  // caller's workspace does by contract); plan_h, a pageable copy source,
+  // is staged already.
+  if (plan_arena.fallbacks() > 0) space.fence();
 }
 
 // The former signature: sigma = 32 and the given chunk, default T factor.
