@@ -79,6 +79,7 @@ constexpr int kVEntries = 4 * kVSteps * 64;  // a packed V plane; W's is band_bl
 // kVEntries, W at band_block_packed_entries doubles).
 __host__ __device__ constexpr int w_first_step(int i) { return 16 * i > 64 ? ((16 * i - 63) & ~3) / 4 : 0; }
 __host__ __device__ constexpr int w_offset(int i) { return i == 0 ? 0 : w_offset(i - 1) + 16 - w_first_step(i - 1); }
+static_assert(kVEntries == band_block_packed_v_entries, "cuda.hpp's band_block_packed_v_entries");
 static_assert(w_offset(8) * 64 == band_block_packed_entries && kVEntries <= band_block_packed_entries,
               "band_block_packed_entries must hold a packed V and W");
 static_assert(w_first_step(4) == 0 && w_first_step(5) > 0, "pack_band_blocks_kernel: warps 0-4 take all 16 steps");
@@ -112,6 +113,28 @@ struct Entry<float2> {
 template <class S>
 constexpr int planes = Entry<S>::complex ? 2 : 1;
 
+// Entry e of a block's packed V (is_v) or W: its row and column in the
+// column-major ldv x 64 block (the order above; the caller reads a zero for
+// row >= ldv). The rows of W: 0 .. 79 take 16 steps a warp, the last three
+// warps fewer (closed form: a search over w_offset per entry made the pack
+// kernel 13 times slower).
+__device__ __forceinline__ void packed_place(bool is_v, int e, int& row, int& col) {
+  const int h = e & 1, lane = (e >> 1) & 31, step = e >> 6, q = lane >> 2, t = lane & 3;
+  if (is_v) {
+    const int j0 = 16 * (step / kVSteps);
+    row = j0 + 4 * (step % kVSteps) + t;
+    col = j0 + 8 * h + q;
+  } else {
+    int i = 7;
+    if (step < w_offset(5)) i = step / 16;
+    else if (step < w_offset(6)) i = 5;
+    else if (step < w_offset(7)) i = 6;
+    const int offset = i < 5 ? 16 * i : (i == 5 ? w_offset(5) : (i == 6 ? w_offset(6) : w_offset(7)));
+    row = 16 * i + 8 * h + q;
+    col = 4 * (w_first_step(i) + step - offset) + t;
+  }
+}
+
 // One thread block per (block, V or W): each thread gathers its entries of
 // the packed order from the column-major block into registers (a warp's
 // loads fill whole 32-byte sectors: 4 rows of 4 or 8 columns), and once the
@@ -132,26 +155,8 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __res
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int e = static_cast<int>(threadIdx.x) + kPackThreads * j;
-    const int h = e & 1, lane = (e >> 1) & 31, step = e >> 6, q = lane >> 2, t = lane & 3;
     int row = ldv, col = 0;  // entry e's place in the column-major block (row >= ldv: a zero)
-    if (e < entries) {
-      if (is_v) {
-        const int j0 = 16 * (step / kVSteps);
-        row = j0 + 4 * (step % kVSteps) + t;
-        col = j0 + 8 * h + q;
-      } else {
-        // Rows 0 .. 79 take 16 steps a warp, the last three warps fewer
-        // (closed form: a search over w_offset per entry made the kernel
-        // 13 times slower).
-        int i = 7;
-        if (step < w_offset(5)) i = step / 16;
-        else if (step < w_offset(6)) i = 5;
-        else if (step < w_offset(7)) i = 6;
-        const int offset = i < 5 ? 16 * i : (i == 5 ? w_offset(5) : (i == 6 ? w_offset(6) : w_offset(7)));
-        row = 16 * i + 8 * h + q;
-        col = 4 * (w_first_step(i) + step - offset) + t;
-      }
-    }
+    if (e < entries) packed_place(is_v, e, row, col);
     mine[j] = row < ldv ? Entry<S>::widen(base[row + index_t(col) * ldv]) : typename Entry<S>::Wide{};
   }
   __syncthreads();  // every entry of the block is read before any is overwritten
@@ -165,6 +170,106 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __res
     } else {
       packed[e] = mine[j];
     }
+  }
+}
+
+// A block's W = V T from its column-major V and its tau's, and both packed:
+// what bt_sb2st otherwise forms with a batched gemm (G = V^T V), a kernel
+// (T from G, LAPACK larft's recurrence), a second batched gemm (W = V T) and
+// the pack kernel, four launches a batch that read and write V and W in
+// global memory (about 13.6 of bt_sb2st's 464 ms at n = 16384 on an H100).
+// Here one thread block keeps the block in shared memory (H200, n = 16384:
+// 9.3 ms for the 48 batches, and bt_sb2st 2-3.5 ms faster). T is never
+// formed: T^{-1} = diag(1 / tau) + striu(V^T V) (the identity behind larft's
+// recurrence; a zero tau gives a zero column of T, and of W), so W T^{-1} = V
+// gives W's columns left to right,
+//   W(:, i) = tau_i (V(:, i) - W(:, 0:i) G(0:i, i)),  G = V^T V,
+// each row of W from its own earlier entries and G: two threads a row, no
+// barrier in the recurrence. Real scalars (float widened to double); V(r, j)
+// is zero outside rows [j, j + ldv - 63) (the band's reflectors have at most
+// b = ldv - 63 entries), so G's dots run over at most b - 1 rows.
+constexpr int kFactorThreads = 256;
+constexpr int kFactorLd = kSigma + 1;  // shared row stride (doubles) of the block and of G
+constexpr size_t factor_shared_bytes = size_t(kSlots + kSigma) * kFactorLd * sizeof(double) + kSigma * sizeof(double);
+template <class S>
+__global__ void __launch_bounds__(kFactorThreads) band_factors_kernel(S* __restrict__ v, S* __restrict__ w,
+                                                                      const S* __restrict__ taus, index_t tau_stride,
+                                                                      int ldv, index_t stride) {
+  extern __shared__ double shared[];
+  double* const a = shared;                        // row r of V (then W) at a[r kFactorLd]
+  double* const g = shared + kSlots * kFactorLd;   // G(l, i), l < i, at g[i kFactorLd + l]
+  double* const tau = g + kSigma * kFactorLd;
+  const int tid = threadIdx.x;
+  S* const vb = v + index_t(blockIdx.x) * stride;
+  S* const wb = w + index_t(blockIdx.x) * stride;
+  {
+    // Thread t reads row t % 128 of columns t / 128 + 2 c: a warp 32
+    // consecutive rows of a column, all 32 loads issued before any is stored
+    // (one loop of dependent load-store pairs waited out the memory latency
+    // per entry: 87 us a block).
+    constexpr int kPer = kSlots * kSigma / kFactorThreads;
+    const int r = tid % kSlots, j0 = tid / kSlots;
+    double mine[kPer];
+#pragma unroll
+    for (int c = 0; c < kPer; ++c)
+      mine[c] = r < ldv ? static_cast<double>(vb[r + index_t(j0 + 2 * c) * ldv]) : 0.0;
+    const double my_tau = tid < kSigma ? static_cast<double>(taus[index_t(blockIdx.x) * tau_stride + tid]) : 0.0;
+#pragma unroll
+    for (int c = 0; c < kPer; ++c) a[r * kFactorLd + j0 + 2 * c] = mine[c];
+    if (tid < kSigma) tau[tid] = my_tau;
+  }
+  __syncthreads();  // V is read: its storage takes the packed V
+  double* const vp = reinterpret_cast<double*>(vb);
+  for (int e = tid; e < kVEntries; e += kFactorThreads) {
+    int row, col;
+    packed_place(true, e, row, col);
+    vp[e] = row < ldv ? a[row * kFactorLd + col] : 0.0;
+  }
+  // G's 2016 entries l < i in triangular order, p = i (i - 1) / 2 + l.
+  const int b = ldv - (kSigma - 1);
+  for (int p = tid; p < kSigma * (kSigma - 1) / 2; p += kFactorThreads) {
+    int i = static_cast<int>((1.0f + sqrtf(1.0f + 8.0f * static_cast<float>(p))) * 0.5f);
+    while (i * (i - 1) / 2 > p) --i;
+    while ((i + 1) * i / 2 <= p) ++i;
+    const int l = p - i * (i - 1) / 2;
+    const int end = min(ldv, l + b);  // V(:, l) ends there, V(:, i) starts at row i
+    double s0 = 0.0, s1 = 0.0;
+    int r = i;
+    for (; r + 2 <= end; r += 2) {
+      s0 += a[r * kFactorLd + l] * a[r * kFactorLd + i];
+      s1 += a[(r + 1) * kFactorLd + l] * a[(r + 1) * kFactorLd + i];
+    }
+    if (r < end) s0 += a[r * kFactorLd + l] * a[r * kFactorLd + i];
+    g[i * kFactorLd + l] = s0 + s1;
+  }
+  __syncthreads();  // G complete, packed V read from a
+  {
+    // Two threads a row (neighbouring lanes), each over every other l; both
+    // write W(r, i), so each reads only entries it wrote itself. (Right-
+    // looking instead, row(j) -= W(r, i) G(i, j) for all j > i after each
+    // column, ran slower: 14.3 against 9.3 ms at n = 16384, H200.)
+    const int r = tid >> 1, half = tid & 1;
+    double* const row = a + r * kFactorLd;
+    for (int i = 0; i < kSigma; ++i) {
+      const double* const gi = g + i * kFactorLd;
+      double s0 = 0.0, s1 = 0.0;  // two chains each: the sum's latency a quarter
+      int l = half;
+      for (; l + 2 < i; l += 4) {
+        s0 += row[l] * gi[l];
+        s1 += row[l + 2] * gi[l + 2];
+      }
+      if (l < i) s0 += row[l] * gi[l];
+      double sum = s0 + s1;
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      row[i] = tau[i] * (row[i] - sum);
+    }
+  }
+  __syncthreads();
+  double* const wp = reinterpret_cast<double*>(wb);
+  for (int e = tid; e < static_cast<int>(band_block_packed_entries); e += kFactorThreads) {
+    int row, col;
+    packed_place(false, e, row, col);
+    wp[e] = row < ldv ? a[row * kFactorLd + col] : 0.0;
   }
 }
 
@@ -616,6 +721,27 @@ void pack_blocks(const CudaContext& ctx, index_t count, S* v, S* w, index_t ldv,
   detail::check_cuda("pack_band_blocks_kernel launch", cudaGetLastError());
 }
 
+// S: double or float.
+template <class S>
+void form_factors(const CudaContext& ctx, index_t count, S* v, S* w, const S* taus, index_t tau_stride, index_t ldv,
+                  index_t stride) {
+  check_packed_blocks("form_band_block_factors", ctx, v, w, ldv, stride,
+                      band_block_min_stride(ldv, static_cast<int>(sizeof(S))), static_cast<int>(sizeof(S)));
+  if (ldv < kSigma)
+    throw InvalidArgument("ldv", "form_band_block_factors: blocks of 64 reflectors need ldv >= 64, got " +
+                                     std::to_string(ldv));
+  if (tau_stride < kSigma)
+    throw InvalidArgument("tau_stride", "form_band_block_factors: a block's 64 tau's need tau_stride >= 64, got " +
+                                            std::to_string(tau_stride));
+  if (count == 0) return;
+  const auto kernel = band_factors_kernel<S>;
+  detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                  static_cast<int>(factor_shared_bytes)));
+  kernel<<<static_cast<unsigned>(count), kFactorThreads, factor_shared_bytes, ctx.space().cuda_stream()>>>(
+      v, w, taus, tau_stride, static_cast<int>(ldv), stride);
+  detail::check_cuda("band_factors_kernel launch", cudaGetLastError());
+}
+
 template <class ZT>
 void apply_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v, const double* w,
                   index_t ldv, index_t stride, ZT* z, index_t ldz, index_t n, index_t m, int columns) {
@@ -708,6 +834,14 @@ void pack_band_blocks(const CudaContext& ctx, index_t count, double* v, double* 
 }
 void pack_band_blocks(const CudaContext& ctx, index_t count, float* v, float* w, index_t ldv, index_t stride) {
   pack_blocks(ctx, count, v, w, ldv, stride);
+}
+void form_band_block_factors(const CudaContext& ctx, index_t count, double* v, double* w, const double* taus,
+                             index_t tau_stride, index_t ldv, index_t stride) {
+  form_factors(ctx, count, v, w, taus, tau_stride, ldv, stride);
+}
+void form_band_block_factors(const CudaContext& ctx, index_t count, float* v, float* w, const float* taus,
+                             index_t tau_stride, index_t ldv, index_t stride) {
+  form_factors(ctx, count, v, w, taus, tau_stride, ldv, stride);
 }
 void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
                        const double* w, index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m,

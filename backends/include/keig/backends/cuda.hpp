@@ -25,6 +25,7 @@ struct BandBlock {
 // room for either the column-major ldv x 64 or the packed order, which is
 // always double (float blocks are widened as they are packed).
 constexpr std::int64_t band_block_packed_entries = 6656;
+constexpr std::int64_t band_block_packed_v_entries = 5120;  // a packed V's (band_block_packed_entries: W's)
 constexpr std::int64_t band_block_min_stride(std::int64_t ldv, int scalar_bytes = 8, int planes = 1) {
   const std::int64_t packed = planes * band_block_packed_entries * 8 / scalar_bytes;
   return ldv * 64 > packed ? ldv * 64 : packed;
@@ -115,6 +116,17 @@ void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<double>
                       index_t ldv, index_t stride);
 void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<float>* v, Kokkos::complex<float>* w,
                       index_t ldv, index_t stride);
+// For real blocks of 64 reflectors (V column-major as pack_band_blocks
+// takes it, zero outside the reflectors' rows; block q's tau_j at taus[q *
+// tau_stride + j], 0 for a reflector that is absent) the compact-WY product
+// W = V T, with I - V T V^T = H_0 H_1 ... H_63, formed in double and both
+// packed as pack_band_blocks leaves them: V in place, W into w's blocks
+// (their column-major contents are not read). The batched gemms for
+// G = V^T V and W = V T, the T-factor kernel and the pack, in one launch.
+void form_band_block_factors(const CudaContext&, index_t count, double* v, double* w, const double* taus,
+                             index_t tau_stride, index_t ldv, index_t stride);
+void form_band_block_factors(const CudaContext&, index_t count, float* v, float* w, const float* taus,
+                             index_t tau_stride, index_t ldv, index_t stride);
 // v, w: packed blocks, block q at q * stride doubles.
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int columns);
@@ -203,6 +215,7 @@ KEIG_CUDA_UNAVAILABLE(sygvd)
 KEIG_CUDA_UNAVAILABLE(sygvdx)
 KEIG_CUDA_UNAVAILABLE(band_blocks_supported)
 KEIG_CUDA_UNAVAILABLE(pack_band_blocks)
+KEIG_CUDA_UNAVAILABLE(form_band_block_factors)
 KEIG_CUDA_UNAVAILABLE(apply_band_blocks)
 KEIG_CUDA_UNAVAILABLE(apply_band_blocks_queued)
 KEIG_CUDA_UNAVAILABLE(symm_skinny_supported)

@@ -709,6 +709,11 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   // or the batched gemms (mg).
   const index_t mr = window && queued == 0 && tuning.remainder_columns > 0 ? m - mw : 0;
   const index_t mg = m - mw - mr;
+  // Real blocks whose every column goes through the window kernel take their
+  // W = V T and packing from one launch (backends::cuda::form_band_block_factors)
+  // instead of 1b-1d below and the pack: no gemm reads the column-major V and W.
+  bool fused_factors = false;
+  if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>) fused_factors = window && mg == 0 && !dots;
   T* const zg = z.data() + mw * ldz;  // the gemms' first column (mg > 0 only where mr = 0)
   const index_t slots = bt_sb2st_wave_blocks(n, b, sized), chunks = (mg + cw - 1) / cw;
   const index_t batch = tuning.waves_per_batch, factor_slots = batch * slots;
@@ -883,6 +888,9 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
           const Columns V(team, blocks, sh, k);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ldv * sigma),
                                [&](const index_t q) { vbuf(q, p) = V.v(q % ldv, q / ldv); });
+          if (fused_factors)  // the tau's for form_band_block_factors, where T would go
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma),
+                                 [&](const index_t j) { tbuf(j, p) = V.tau(j); });
           if (!dots) return;
           auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, p); };
           for (index_t i = 0; i < sigma; ++i) {
@@ -906,7 +914,13 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
             team.team_barrier();
           }
         });
-    if (!dots) {
+    if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>) {
+      if (fused_factors) {
+        backends::cuda::form_band_block_factors(ctx, count, vcopy, wcopy, tbase, sigma * sigma, ldv, stride);
+        if (tuning.t_factor_only) continue;
+      }
+    }
+    if (!dots && !fused_factors) {
       // 1b. G = V^H V into each block's T buffer (V is zero outside the
       // parallelogram and below the matrix, so cut blocks need no own gemm).
       backends::gemm_batched<T, ExecSpace>(ctx, Op::ConjTrans, Op::NoTrans, sigma, sigma, ldv, T(1), vp, ldv, vp, ldv,
@@ -986,7 +1000,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
           });
     }
     // 1d. W = V T once per block, reused by every chunk.
-    if (fold)
+    if (fold && !fused_factors)
       backends::gemm_batched<T, ExecSpace>(ctx, Op::NoTrans, Op::NoTrans, ldv, sigma, sigma, T(1), vp, ldv, tp, sigma,
                                            T(0), wp, ldv, count);
     if (tuning.t_factor_only) continue;
@@ -1038,7 +1052,7 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     // block's stride leaves room for them; complex blocks as two planes).
     if constexpr (backends::is_cuda_space_v<ExecSpace>) {
       if (window) {
-        backends::cuda::pack_band_blocks(ctx, count, vcopy, wcopy, ldv, stride);
+        if (!fused_factors) backends::cuda::pack_band_blocks(ctx, count, vcopy, wcopy, ldv, stride);
         const double* const vpacked = reinterpret_cast<const double*>(vcopy);
         const double* const wpacked = reinterpret_cast<const double*>(wcopy);
         const index_t packed_stride = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(T)));
