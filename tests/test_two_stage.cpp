@@ -412,8 +412,10 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
 // reflector kernel: several column tiles, a part tile, cut blocks at the
 // bottom, batches of 1 and 8 waves; with the first tiles on the window, the
 // rest on the gemms or on narrow window tiles of 16 or 32 columns
-// (remainder_columns). Other spaces run the batched gemms here (the same
-// contract).
+// (remainder_columns). Real scalars with every column on the window form
+// their factors with form_band_block_factors, the others (and the split with
+// gemms) with the batched gemms and the pack. Other spaces run the batched
+// gemms here (the same contract).
 TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
   using T = TypeParam;
   backends::Context<Space> ctx{Space()};
