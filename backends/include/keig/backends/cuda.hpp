@@ -117,7 +117,8 @@ void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<double>
 void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<float>* v, Kokkos::complex<float>* w,
                       index_t ldv, index_t stride);
 // For real blocks of 64 reflectors (V column-major as pack_band_blocks
-// takes it, zero outside the reflectors' rows; block q's tau_j at taus[q *
+// takes it, V(r, j) zero outside rows j .. j + ldv - 64 (the band's
+// reflectors, b = ldv - 63 entries, ldv >= 64); block q's tau_j at taus[q *
 // tau_stride + j], 0 for a reflector that is absent) the compact-WY product
 // W = V T, with I - V T V^T = H_0 H_1 ... H_63, formed in double and both
 // packed as pack_band_blocks leaves them: V in place, W into w's blocks
