@@ -218,13 +218,16 @@ __global__ void __launch_bounds__(kFactorThreads) band_factors_kernel(S* __restr
     for (int c = 0; c < kPer; ++c) a[r * kFactorLd + j0 + 2 * c] = mine[c];
     if (tid < kSigma) tau[tid] = my_tau;
   }
+  // V (is_v) or W from a, packed over `out`.
+  const auto write_packed = [&](bool is_v, double* out, int entries) {
+    for (int e = tid; e < entries; e += kFactorThreads) {
+      int row, col;
+      packed_place(is_v, e, row, col);
+      out[e] = row < ldv ? a[row * kFactorLd + col] : 0.0;
+    }
+  };
   __syncthreads();  // V is read: its storage takes the packed V
-  double* const vp = reinterpret_cast<double*>(vb);
-  for (int e = tid; e < kVEntries; e += kFactorThreads) {
-    int row, col;
-    packed_place(true, e, row, col);
-    vp[e] = row < ldv ? a[row * kFactorLd + col] : 0.0;
-  }
+  write_packed(true, reinterpret_cast<double*>(vb), kVEntries);
   // G's 2016 entries l < i in triangular order, p = i (i - 1) / 2 + l.
   const int b = ldv - (kSigma - 1);
   for (int p = tid; p < kSigma * (kSigma - 1) / 2; p += kFactorThreads) {
@@ -265,12 +268,7 @@ __global__ void __launch_bounds__(kFactorThreads) band_factors_kernel(S* __restr
     }
   }
   __syncthreads();
-  double* const wp = reinterpret_cast<double*>(wb);
-  for (int e = tid; e < static_cast<int>(band_block_packed_entries); e += kFactorThreads) {
-    int row, col;
-    packed_place(false, e, row, col);
-    wp[e] = row < ldv ? a[row * kFactorLd + col] : 0.0;
-  }
+  write_packed(false, reinterpret_cast<double*>(wb), static_cast<int>(band_block_packed_entries));
 }
 
 // Cols = 64: two thread blocks of 8 warps per multiprocessor (111 KB of

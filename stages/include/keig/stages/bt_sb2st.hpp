@@ -914,12 +914,9 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
             team.team_barrier();
           }
         });
-    if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>) {
-      if (fused_factors) {
+    if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>)
+      if (fused_factors)
         backends::cuda::form_band_block_factors(ctx, count, vcopy, wcopy, tbase, sigma * sigma, ldv, stride);
-        if (tuning.t_factor_only) continue;
-      }
-    }
     if (!dots && !fused_factors) {
       // 1b. G = V^H V into each block's T buffer (V is zero outside the
       // parallelogram and below the matrix, so cut blocks need no own gemm).
