@@ -682,6 +682,10 @@ struct PanelQrBlocked {
       // The block at once on the register rows: tails a_c - A_J m_c (times
       // the reflectors' scales), head rows from h.
       if (c >= j && c < q.k) {
+        // Only the done block columns: xs's columns past the block (kb <
+        // KB) were never written in this launch and hold what an earlier
+        // kernel left in shared memory, possibly NaN, which a zero weight
+        // does not cancel.
         const T* const x = sh.xs + rg * NR;
         T mc[KB];
 #pragma unroll
@@ -694,7 +698,8 @@ struct PanelQrBlocked {
           if (slots.tail(i)) {
             T v = y[i];
 #pragma unroll
-            for (int r = 0; r < KB; ++r) v -= x[r * groups * NR + i] * mc[r];
+            for (int r = 0; r < KB; ++r)
+              if (r < done) v -= x[r * groups * NR + i] * mc[r];
             y[i] = s * v;
           } else if (slots.head(i)) {
             y[i] = head[groups * i * cols];
