@@ -4,7 +4,8 @@
 // which is usually finite and only rarely NaN or Inf. poison_team_scratch
 // fills the team scratch of every multiprocessor with NaN first, so such a
 // read shows up in every run (main.cpp does it before every test; tests of
-// multi-launch stages may do it between launches).
+// multi-launch stages may do it between launches). scripts/poison-shared
+// does it before every kernel launch, for an audit of the whole suite.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -29,9 +30,10 @@ inline void poison_team_scratch(const Space& space = Space()) {
           "keig::test::poison_team_scratch",
           Policy(space, teams, 256).set_scratch_size(0, Kokkos::PerTeam(Words::shmem_size(words))),
           KOKKOS_LAMBDA(const typename Policy::member_type& team) {
-            const Words s(team.team_scratch(0), words);
+            // Through a volatile pointer: nothing reads these stores.
+            volatile std::uint32_t* const s = Words(team.team_scratch(0), words).data();
             // All ones: NaN as a float, and two of them NaN as a double.
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, words), [&](const index_t i) { s(i) = 0xffffffffu; });
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, words), [&](const index_t i) { s[i] = 0xffffffffu; });
           });
     }
   }
