@@ -3,7 +3,7 @@
 # (which copies this script into .device/): every backend's test executable,
 # keig-solve on n = 4096 GPU problems, the embedding example, and optional
 # benchmarks. Logs go to $OUT (the device tool's output folder).
-#   .device/device-check.sh [tests] [bench-symv] [bench-eigh N1,N2,...] [bench NAME "KEIG-BENCH ARGS"]
+#   .device/device-check.sh [tests] [audit] [bench-symv] [bench-eigh N1,N2,...] [bench NAME "KEIG-BENCH ARGS"]
 set -uo pipefail
 out="${OUT:-/tmp}"
 stage="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,6 +33,12 @@ while [ $# -gt 0 ]; do
       [ -x "$stage/bin/embed" ] && run embed "$stage/bin/embed"
       tail -n 8 "$out/solve-cuda-4096-twostage.log"
       shift ;;
+    audit)  # the CUDA tests with NaN in shared memory before every kernel launch (scripts/poison-shared)
+      [ -f "$stage/lib/libpoison-shared.so" ] || { echo "device-check.sh: audit needs libpoison-shared.so (staged where CUDA's CUPTI is)"; exit 2; }
+      export CUDA_INJECTION64_PATH="$stage/lib/libpoison-shared.so"
+      run audit-shared "$stage/bin/keig_tests_cuda"
+      unset CUDA_INJECTION64_PATH
+      grep '^poison-shared' "$out/audit-shared.log"; shift ;;
     bench-symv)
       run bench-symv "$stage/bin/keig-bench" --suite symv --n 4096,8192,16384,32768 --csv "$out/bench-symv.csv"
       cat "$out/bench-symv.log"; shift ;;

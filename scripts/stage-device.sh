@@ -21,6 +21,18 @@ for b in "${bins[@]}"; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u | w
     *) cp -L "$lib" "$stage/lib/" ;;
   esac
 done
+# The shared-memory audit (device-check.sh audit; scripts/poison-shared),
+# where this machine has CUDA's compiler and CUPTI.
+cuda="${CUDA_HOME:-/usr/local/cuda}"
+cupti="$(ls "$cuda"/lib*/libcupti.so.[0-9]* 2>/dev/null | head -n 1 || true)"
+if [ -x "$cuda/bin/nvcc" ] && [ -f "$cuda/include/cupti.h" ] && [ -n "$cupti" ]; then
+  gen="$build/poison-shared" && mkdir -p "$gen"
+  "$cuda/bin/nvcc" -ptx -arch=compute_90 "$root/scripts/poison-shared/kernel.cu" -o "$gen/kernel.ptx"
+  { echo 'static const char keig_poison_shared_ptx[] = R"PTX('; cat "$gen/kernel.ptx"; echo ')PTX";'; } > "$gen/kernel_ptx.h"
+  g++ -O2 -fPIC -shared -I"$gen" -I"$cuda/include" "$root/scripts/poison-shared/poison.cpp" \
+    -o "$stage/lib/libpoison-shared.so" "$(ls "$cuda"/lib*/stubs/libcuda.so | head -n 1)" "$cupti"
+  cp -L "$cupti" "$stage/lib/"
+fi
 cp "$root/scripts/device-check.sh" "$stage/"
 # The device tool carries at most 64 MiB: ship one compressed archive.
 tar -C "$root" -cJf "$root/.device.tar.xz" .device
