@@ -6,7 +6,7 @@
 #include "poison.hpp"
 #include "support.hpp"
 
-// Every test starts with NaN in the GPU's team scratch (poison.hpp): a
+// Every test starts with NaN in the team scratch (poison.hpp): a
 // kernel whose result depends on team scratch it did not write gets NaN in
 // every run instead of in a rare one.
 class PoisonTeamScratch : public ::testing::EmptyTestEventListener {
