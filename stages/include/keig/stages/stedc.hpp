@@ -8,8 +8,9 @@
 // call on GPUs (?steqr on concurrent host threads on hosts). Only d, e
 // and per merge a few O(m) vectors cross between host and device, and the
 // merges of one height of the tree cross together (one batch of launches and
-// two host round trips per height, not per merge); S (k x k) is built on the
-// device from the roots, one column panel at a time. Seed
+// two host round trips per height, not per merge, neither of which waits for
+// the height's gemms: the host plans the next height while they run); S
+// (k x k) is built on the device from the roots, one column panel at a time. Seed
 // 002 §4.2 names the tridiagonal solver as the stage that must follow the
 // reduction onto the accelerator.
 //
@@ -88,12 +89,12 @@ inline constexpr int stedc_plan_helpers = 3;
 // the merges (stedc_buffer_entries), so that stedc allocates no device memory.
 template <class R>
 std::size_t stedc_buffer_entries(index_t n) {
-  // 14 vectors of R and 19 of 8-byte integers (indices, gemm operands, the
+  // 15 vectors of R and 20 of 8-byte integers (indices, gemm operands, the
   // batched leaves' d, e, eigenvalues and status), each of at most n entries,
   // the secular roots' failure count, plus up to 7 bytes of alignment before
-  // each carving (detail::WorkspaceCarver; 31 of them, counted as 32).
+  // each carving (detail::WorkspaceCarver; 33 of them, counted as 34).
   const std::size_t m = static_cast<std::size_t>(std::max<index_t>(n, 1));
-  return (14 * m * sizeof(R) + 19 * m * 8 + 8 + 32 * 8 + sizeof(R) - 1) / sizeof(R);
+  return (15 * m * sizeof(R) + 20 * m * 8 + 8 + 34 * 8 + sizeof(R) - 1) / sizeof(R);
 }
 template <class R>
 std::size_t stedc_workspace_size(index_t n, const StedcTuning& tuning = {}) {
@@ -480,12 +481,12 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   // Device buffers (O(n), positions in storage order: a merge's entries at
   // lo .. lo + m - 1) and their host mirrors.
   const auto z_rows = take_r(n), dlambda = take_r(n), zw = take_r(n), tau = take_r(n), roots = take_r(n),
-             west = take_r(n), norm = take_r(n), rot_c = take_r(n), rot_s = take_r(n);
+             west = take_r(n), norm = take_r(n), rot_c = take_r(n), rot_s = take_r(n), row_entries = take_r(n);
   const auto origin = take_i(n), row_pole = take_i(n), gather = take_i(n), rot_p = take_i(n), rot_q = take_i(n);
   // Position -> merge of the height (-1: in no merge of it), and per merge:
   // first position, size, non-deflated poles, its rotations [rot_first,
   // rot_end) and rho.
-  const auto merge_of = take_i(n);
+  const auto merge_of = take_i(n), next_row = take_i(n);
   const index_t most_merges = std::max<index_t>(1, static_cast<index_t>(heights.empty() ? 0 : heights[0].size()));
   const auto merge_lo = take_i(most_merges), merge_m = take_i(most_merges), merge_k = take_i(most_merges),
              rot_first = take_i(most_merges), rot_end = take_i(most_merges);
@@ -499,7 +500,53 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   // The batched gemms' operands (A, B and C of each merge, as addresses).
   const auto operands = carver.template take<std::uintptr_t>(3 * most_merges);
 
-  for (const auto& level : heights) {
+  // Pipelined by heights: the host plans height h + 1 while height h's merge
+  // gemms run. Those gemms dominate the step (about 4/3 n^3 flops, 98 ms of
+  // kernels in a 107-111 ms step at n = 16384, H200), and before, the device
+  // waited for every height's host work: its z rows were read from Q after the
+  // gemms, then planned (0.3-1.1 ms at the top heights), and the roots were
+  // read back after the gemms too (7.8-14.6 ms of idle in gaps over 20 us).
+  // Now height h's steps run in this order: (1) the plan from z (read before)
+  // and its uploads; (2) the secular roots (a fence for their convergence
+  // check); (3) the roots' copy back, rotations, gather, Loewner z, norms, the
+  // merges with k <= 2 (S on the host), and the next height's z rows from Q's
+  // rows as they will be after this height's gemms (z_next below); (4) a
+  // fence; (5) S and the gemms of the merges with k >= 3, not waited for;
+  // (6) the new eigenvalue order on the host. The next plan then overlaps (5).
+  // z of the first merges: rows of the leaves' vectors.
+  const auto next_rows_of = [&](std::size_t h) {  // row of Q each column's merge at heights[h] needs (-1: none)
+    std::vector<index_t> rows(n, -1);
+    if (h < heights.size())
+      for (const auto& blk : heights[h])
+        for (index_t c = blk.lo, n1 = blk.m / 2; c < blk.lo + blk.m; ++c)
+          rows[c] = c - blk.lo < n1 ? blk.lo + n1 - 1 : blk.lo + n1;
+    return rows;
+  };
+  // z = [last row of Q1; first row of Q2] of every merge of the next height,
+  // in storage order, where Q's column c is final: all but the non-deflated
+  // columns of this height's merges with k >= 3 (computed by z_next).
+  const auto z_rows_from_q = [&](const bool this_height) {
+    Kokkos::parallel_for(
+        "keig::stedc::z_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const index_t c) {
+          const index_t r = next_row(c);
+          if (r < 0) return;
+          if (this_height) {
+            const index_t b = merge_of(c);
+            if (b >= 0 && merge_k(b) >= 3 && c - merge_lo(b) < merge_k(b)) return;
+          }
+          z_rows(c) = q(r, c);
+        });
+  };
+  if (!heights.empty()) {
+    to_device(next_row, next_rows_of(0));
+    z_rows_from_q(false);
+    Kokkos::deep_copy(space, z_rows_h, z_rows);
+    space.fence();
+  }
+  std::vector<std::uintptr_t> operands_h;  // the batched gemms' operands, alive until the next fence
+  for (std::size_t h = 0; h < heights.size(); ++h) {
+    const auto& level = heights[h];
+    const bool last_height = h + 1 == heights.size();
     const index_t count = static_cast<index_t>(level.size());
     index_t widest = 0;  // the largest merge of the height
     std::vector<index_t> merge_of_h(n, -1), lo_h(count), m_h(count);
@@ -512,16 +559,6 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     to_device(merge_of, merge_of_h);
     to_device(merge_lo, lo_h);
     to_device(merge_m, m_h);
-    // z = [last row of Q1; first row of Q2] of every merge, in storage order.
-    Kokkos::parallel_for(
-        "keig::stedc::z_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const index_t c) {
-          const index_t b = merge_of(c);
-          if (b < 0) return;
-          const index_t lo = merge_lo(b), n1 = merge_m(b) / 2;
-          z_rows(c) = q(c - lo < n1 ? lo + n1 - 1 : lo + n1, c);
-        });
-    Kokkos::deep_copy(space, z_rows_h, z_rows);
-    space.fence();
 
     // The plans (host), then every merge's poles, z, gather order, S rows and
     // rotations at its positions (the rotations one list, merge after merge).
@@ -661,6 +698,103 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
           if (lane == 0) norm(p) = compat::sqrt(sum);
         });
 
+    const bool batched_height = widest <= panel;  // see the batched gemms below
+    // Per merge (those of the higher heights, and those with k <= 2): S one
+    // column panel at a time, and the new vectors Q_K S (one gemm per half:
+    // S's rows are grouped by type, so the top half needs types 1 and 2, the
+    // bottom half types 2 and 3).
+    std::vector<std::vector<R>> lambda_small(count);
+    std::vector<HostMatrix<R>> s_small_keep;  // host S of merges with k <= 2, alive until the fence below
+    const auto merge_vectors = [&](const bool small) {
+      for (index_t b = 0; b < count; ++b) {
+        const auto& plan = plans[b];
+        const index_t lo = lo_h[b], m = m_h[b], n1 = m / 2, k = plan.k;
+        if (k == 0 || (k <= 2) != small || (batched_height && k >= 3)) continue;
+        HostMatrix<R> s_small_h;
+        if (k <= 2) {
+          // Tiny S built on the host: the identity for k = 1; for k = 2 ?laed4
+          // (through ?laed5) returns the normalized eigenvector itself.
+          std::vector<R> s_small(k * k, R(1));
+          auto& lambda = lambda_small[b];
+          lambda.assign(k, R(0));
+          if (k == 1) lambda[0] = plan.dlambda[0] + plan.rho * plan.zw[0] * plan.zw[0];
+          for (index_t j = 0; k == 2 && j < 2; ++j) {
+            const index_t info = backends::host::laed4<R>(2, j, plan.dlambda.data(), plan.zw.data(), &s_small[2 * j],
+                                                          plan.rho, lambda[j]);
+            if (info > 0) throw ConvergenceFailure("laed4", info);
+          }
+          s_small_h = host_matrix_for_copy<R>("keig::stedc::S_small", k, k);
+          for (index_t j = 0; j < k; ++j)
+            for (index_t r = 0; r < k; ++r) s_small_h(r, j) = s_small[plan.row_of_pole[r] + k * j];
+          s_small_keep.push_back(s_small_h);
+        }
+        const index_t c1 = plan.c1, c12 = plan.c1 + plan.c2, c23 = plan.c2 + plan.c3;
+        for (index_t j0 = 0; j0 < k; j0 += panel) {
+          const index_t nb = std::min(panel, k - j0);
+          Matrix<R, ExecSpace> s(s_panel_all.data(), k, nb);
+          if (k <= 2) {
+            Kokkos::deep_copy(space, s, Kokkos::subview(s_small_h, Kokkos::ALL(), std::make_pair(j0, j0 + nb)));
+          } else {
+            for_each_column_entry(
+                space, "keig::stedc::secular_vectors", nb, k,
+                KOKKOS_LAMBDA(const index_t) { return Kokkos::pair<index_t, index_t>(0, k); },
+                KOKKOS_LAMBDA(const index_t r, const index_t jj) {
+                  const index_t i = lo + row_pole(lo + r), j = lo + j0 + jj;
+                  s(r, jj) = west(i) / ((dlambda(i) - dlambda(lo + origin(j))) - tau(j)) / norm(j);
+                });
+          }
+          auto out = Kokkos::subview(q, std::make_pair(lo, lo + m), std::make_pair(lo + j0, lo + j0 + nb));
+          auto top = Kokkos::subview(out, std::make_pair(index_t(0), n1), Kokkos::ALL());
+          auto bottom = Kokkos::subview(out, std::make_pair(n1, m), Kokkos::ALL());
+          if (c12 > 0)
+            backends::gemm<R>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, R(1),
+                              Kokkos::subview(gathered, std::make_pair(lo, lo + n1), std::make_pair(lo, lo + c12)),
+                              Kokkos::subview(s, std::make_pair(index_t(0), c12), Kokkos::ALL()), R(0), top);
+          else
+            Kokkos::deep_copy(space, top, R(0));
+          if (c23 > 0)
+            backends::gemm<R>(
+                ctx, backends::Op::NoTrans, backends::Op::NoTrans, R(1),
+                Kokkos::subview(gathered, std::make_pair(lo + n1, lo + m), std::make_pair(lo + c1, lo + k)),
+                Kokkos::subview(s, std::make_pair(c1, k), Kokkos::ALL()), R(0), bottom);
+          else
+            Kokkos::deep_copy(space, bottom, R(0));
+        }
+      }
+    };
+    merge_vectors(true);
+    // The next height's z: Q's rows it needs, as they will be once this
+    // height's gemms below have run. For a non-deflated column c of a merge
+    // with k >= 3 that is the row's gathered entries times S's column c,
+    // formed here from the same roots as S (the gemms sum the same products
+    // in another order); every other column of Q is final already.
+    if (!last_height) {
+      to_device(next_row, next_rows_of(h + 1));
+      Kokkos::parallel_for(
+          "keig::stedc::z_next_entries", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const index_t c) {
+            const index_t r = next_row(c), b = merge_of(c);
+            if (r < 0 || b < 0 || merge_k(b) < 3 || c - merge_lo(b) >= merge_k(b)) return;
+            row_entries(c) = gathered(r, c);  // every column of a merge shares its row r
+          });
+      positions.for_each_lane(
+          space, "keig::stedc::z_next", n,
+          KOKKOS_LAMBDA(const index_t p, const index_t lo, const index_t k, const int lane) {
+            if (next_row(p) < 0) return;  // the merge is the root
+            const R dj = dlambda(lo + origin(p)), tj = tau(p);
+            R sum = 0;
+            for (index_t r = lane; r < k; r += detail::position_lanes<ExecSpace>) {
+              const index_t i = lo + row_pole(lo + r);
+              sum += row_entries(lo + r) * (west(i) / ((dlambda(i) - dj) - tj));
+            }
+            sum = backends::group_sum<detail::position_lanes<ExecSpace>>(sum);
+            if (lane == 0) z_rows(p) = sum / norm(p);
+          });
+      z_rows_from_q(true);
+      Kokkos::deep_copy(space, z_rows_h, z_rows);
+    }
+    Kokkos::deep_copy(space, roots_h, roots);
+    space.fence();  // the roots, the next z, and host buffers (small S) outlive their copies
+
     // Heights whose merges have at most `panel` columns (the lower ones: 224
     // of the 255 merges at n = 16384 with leaves of 64): every merge with
     // k >= 3 takes its whole m x m block at once, Q_block := G_block S_full
@@ -671,8 +805,6 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
     // merge (H200, n = 16384: 8.2 ms for the 128 merges of 128 columns).
     // S_full of the merge at positions lo .. lo + m - 1 fills columns lo ..
     // lo + m - 1 of a widest x n matrix in the S workspace.
-    const bool batched_height = widest <= panel;
-    std::vector<std::uintptr_t> operands_h;  // alive until the height's fence
     if (batched_height) {
       const Matrix<R, ExecSpace> s_full(s_panel_all.data(), widest, n);
       for_each_column_entry(
@@ -719,68 +851,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
       }
     }
 
-    // Per merge (those of the higher heights, and those with k <= 2): S one
-    // column panel at a time, and the new vectors Q_K S (one gemm per half:
-    // S's rows are grouped by type, so the top half needs types 1 and 2, the
-    // bottom half types 2 and 3).
-    std::vector<std::vector<R>> lambda_small(count);
-    std::vector<HostMatrix<R>> s_small_keep;  // host S of merges with k <= 2, alive until the fence
-    for (index_t b = 0; b < count; ++b) {
-      const auto& plan = plans[b];
-      const index_t lo = lo_h[b], m = m_h[b], n1 = m / 2, k = plan.k;
-      if (k == 0 || (batched_height && k >= 3)) continue;
-      HostMatrix<R> s_small_h;
-      if (k <= 2) {
-        // Tiny S built on the host: the identity for k = 1; for k = 2 ?laed4
-        // (through ?laed5) returns the normalized eigenvector itself.
-        std::vector<R> s_small(k * k, R(1));
-        auto& lambda = lambda_small[b];
-        lambda.assign(k, R(0));
-        if (k == 1) lambda[0] = plan.dlambda[0] + plan.rho * plan.zw[0] * plan.zw[0];
-        for (index_t j = 0; k == 2 && j < 2; ++j) {
-          const index_t info = backends::host::laed4<R>(2, j, plan.dlambda.data(), plan.zw.data(), &s_small[2 * j],
-                                                        plan.rho, lambda[j]);
-          if (info > 0) throw ConvergenceFailure("laed4", info);
-        }
-        s_small_h = host_matrix_for_copy<R>("keig::stedc::S_small", k, k);
-        for (index_t j = 0; j < k; ++j)
-          for (index_t r = 0; r < k; ++r) s_small_h(r, j) = s_small[plan.row_of_pole[r] + k * j];
-        s_small_keep.push_back(s_small_h);
-      }
-      const index_t c1 = plan.c1, c12 = plan.c1 + plan.c2, c23 = plan.c2 + plan.c3;
-      for (index_t j0 = 0; j0 < k; j0 += panel) {
-        const index_t nb = std::min(panel, k - j0);
-        Matrix<R, ExecSpace> s(s_panel_all.data(), k, nb);
-        if (k <= 2) {
-          Kokkos::deep_copy(space, s, Kokkos::subview(s_small_h, Kokkos::ALL(), std::make_pair(j0, j0 + nb)));
-        } else {
-          for_each_column_entry(
-              space, "keig::stedc::secular_vectors", nb, k,
-              KOKKOS_LAMBDA(const index_t) { return Kokkos::pair<index_t, index_t>(0, k); },
-              KOKKOS_LAMBDA(const index_t r, const index_t jj) {
-                const index_t i = lo + row_pole(lo + r), j = lo + j0 + jj;
-                s(r, jj) = west(i) / ((dlambda(i) - dlambda(lo + origin(j))) - tau(j)) / norm(j);
-              });
-        }
-        auto out = Kokkos::subview(q, std::make_pair(lo, lo + m), std::make_pair(lo + j0, lo + j0 + nb));
-        auto top = Kokkos::subview(out, std::make_pair(index_t(0), n1), Kokkos::ALL());
-        auto bottom = Kokkos::subview(out, std::make_pair(n1, m), Kokkos::ALL());
-        if (c12 > 0)
-          backends::gemm<R>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, R(1),
-                            Kokkos::subview(gathered, std::make_pair(lo, lo + n1), std::make_pair(lo, lo + c12)),
-                            Kokkos::subview(s, std::make_pair(index_t(0), c12), Kokkos::ALL()), R(0), top);
-        else
-          Kokkos::deep_copy(space, top, R(0));
-        if (c23 > 0)
-          backends::gemm<R>(ctx, backends::Op::NoTrans, backends::Op::NoTrans, R(1),
-                            Kokkos::subview(gathered, std::make_pair(lo + n1, lo + m), std::make_pair(lo + c1, lo + k)),
-                            Kokkos::subview(s, std::make_pair(c1, k), Kokkos::ALL()), R(0), bottom);
-        else
-          Kokkos::deep_copy(space, bottom, R(0));
-      }
-    }
-    Kokkos::deep_copy(space, roots_h, roots);
-    space.fence();  // the roots, and host buffers (small S) outlive their copies
+    merge_vectors(false);  // not waited for: the next height's plan runs meanwhile
 
     // Each block's columns now hold: lambda (first k, ascending), then the
     // deflated values (ascending). Its sorted order merges the two lists.
