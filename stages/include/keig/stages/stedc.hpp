@@ -513,7 +513,6 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
   // rows as they will be after this height's gemms (z_next below); (4) a
   // fence; (5) S and the gemms of the merges with k >= 3, not waited for;
   // (6) the new eigenvalue order on the host. The next plan then overlaps (5).
-  // z of the first merges: rows of the leaves' vectors.
   const auto next_rows_of = [&](std::size_t h) {  // row of Q each column's merge at heights[h] needs (-1: none)
     std::vector<index_t> rows(n, -1);
     if (h < heights.size())
@@ -537,7 +536,7 @@ void stedc(const backends::Context<ExecSpace>& ctx, const HostVector<R>& d, cons
           z_rows(c) = q(r, c);
         });
   };
-  if (!heights.empty()) {
+  if (!heights.empty()) {  // z of the first merges: rows of the leaves' vectors
     to_device(next_row, next_rows_of(0));
     z_rows_from_q(false);
     Kokkos::deep_copy(space, z_rows_h, z_rows);
