@@ -285,9 +285,11 @@ __global__ void __launch_bounds__(kFactorThreads) band_factors_kernel(S* __restr
 // window and rounded back as they leave it (all arithmetic in FP64);
 // complex Z (double2 / float2) as above.
 // Thread block `tile` of the one-batch kernel, or a job of the queued one.
-// batch: the blocks, their V and W; in the queued kernel a shared-memory
-// copy, read where used (the kernel parameters of the one-batch kernel cost
-// no registers either; in registers they made the queued kernel spill).
+// batch: the blocks, their V and W, read where used from the kernel
+// parameters (the queued kernel's by the job's index, through
+// __grid_constant__), which cost no registers. Copied into registers they
+// made the queued kernel spill; read from a shared-memory copy it took 2 %
+// longer (H200, n = m = 20694: bt_sb2st 1.073-1.075 against 1.053-1.054 s).
 template <int Cols, class ZT>
 __device__ __forceinline__ void walk_tile(const BandBatch& batch, int ldv, index_t stride, ZT* __restrict__ z,
                                           index_t ldz, index_t n, index_t m, index_t tile) {
@@ -348,9 +350,18 @@ __device__ __forceinline__ void walk_tile(const BandBatch& batch, int ldv, index
     }
   };
   // Rows [from, to) of the window back to Z (rows past n are not Z's).
+  // A thread's octets of rows start on a boundary of 8 entries of its
+  // columns (the same for both of them: they are 4 kWarps columns apart), so
+  // that a warp's stores cover whole sectors: the leaving rows start at
+  // 64 (g + k) + 1, one entry past a boundary (H200, n = m = 16384:
+  // bt_sb2st 0.470-0.471 -> 0.462-0.463 s). The entering rows stay as they
+  // are: with the octet more that their phase needs in the registers of a
+  // batch, the kernel spilled and took longer (0.467-0.470 s).
   const auto flush = [&](index_t from, index_t to) {
     const int rows = static_cast<int>((to < n ? to : n) - from);
-    for (int r = first_row; r < rows; r += kStep) {
+    const int phase = static_cast<int>((reinterpret_cast<std::uintptr_t>(my_z[0] + from) / sizeof(ZT)) & 7);
+    for (int r = first_row - phase; r < rows; r += kStep) {
+      if (r < 0) continue;
       const int sl = slot(from + r);
       const double* const zrow = zs + sl * kLd;
 #pragma unroll
@@ -660,22 +671,20 @@ struct QueuedBatches {
 // jobs, each took 7-8 % longer (H200, n = m = 16384).
 template <int Cols, class ZT>
 __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
-    band_blocks_queued_kernel(const QueuedBatches batches, int first_batch, int ldv, index_t stride,
-                              ZT* __restrict__ z, index_t ldz, index_t n, index_t m, int tiles, int* done,
-                              int* head) {
+    band_blocks_queued_kernel(const __grid_constant__ QueuedBatches batches, int first_batch, int ldv,
+                              index_t stride, ZT* __restrict__ z, index_t ldz, index_t n, index_t m, int tiles,
+                              int* done, int* head) {
   __shared__ int job_shared;
-  __shared__ BandBatch batch;
   if (threadIdx.x == 0) {
     const int job = atomicAdd(head, 1);
     job_shared = job;
-    batch = batches.batch[job / tiles];
     wait_progress(done + (job % tiles), first_batch + job / tiles);
   }
   __syncthreads();
-  walk_tile<Cols, ZT>(batch, ldv, stride, z, ldz, n, m, job_shared % tiles);
+  const int job = job_shared;
+  walk_tile<Cols, ZT>(batches.batch[job / tiles], ldv, stride, z, ldz, n, m, job % tiles);
   __syncthreads();
   if (threadIdx.x == 0) {
-    const int job = job_shared;
     publish_progress(done + job % tiles, first_batch + job / tiles + 1);
   }
 }
