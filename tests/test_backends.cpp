@@ -307,12 +307,14 @@ void check_band_blocks() {
   }
 }
 
-// form_band_block_factors (CUDA; real V, float widened): random blocks of 64
-// reflectors with the band's sparsity (V(r, j) for j <= r < j + b, unit at
-// r = j; cut short at the bottom in the last block, an absent reflector with
-// tau = 0 in another), against W = V T with T from LAPACK larft's recurrence
-// on the host in double, both packed by pack_band_blocks: V identical, W to
-// rounding. Short ldv and tau strides are refused naming the argument.
+// form_band_block_factors (CUDA; real reflectors, float widened): blocks of
+// 64 reflectors read from random reflectors in sb2st's storage (n = 300):
+// whole blocks, one cut short by the matrix's bottom, one whose last sweeps
+// do not exist (s > n - 2) and one whose later sweeps have no such step,
+// against V from the same storage and W = V T with T from LAPACK larft's
+// recurrence on the host in double, both packed by pack_band_blocks: V
+// identical, W to rounding. A band past 65 and a short ld are refused naming
+// the argument.
 template <class S, class R>
 void check_band_block_factors() {
   if constexpr (!backends::is_cuda_space_v<S>) {
@@ -322,84 +324,97 @@ void check_band_block_factors() {
     if (!backends::cuda::band_blocks_supported(ctx)) GTEST_SKIP() << "needs compute capability 8.0";
     std::mt19937_64 rng(43);
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-    const index_t count = 3;
+    const index_t n = 300;
     for (index_t b : {index_t(64), index_t(32), index_t(65)}) {
       SCOPED_TRACE("b=" + std::to_string(b));
-      const index_t ldv = b + 63;
-      const index_t stride = backends::cuda::band_block_min_stride(ldv, static_cast<int>(sizeof(R)));
+      const auto steps_of = [&](index_t s) { return 1 + (n - 2 - s) / b; };  // sb2st_steps
+      const index_t ldv = b + 63, steps = steps_of(0), ld = steps * b;
+      // Column n - 1 - s: sweep s's steps, step k as tau, v(1), .. from row k b.
+      Kokkos::View<R*, Kokkos::HostSpace> refl_h("reflectors", ld * n);
+      for (index_t c = 0; c < n; ++c)
+        for (index_t i = 0; i < ld; ++i)
+          refl_h(i + c * ld) = static_cast<R>(i % b == 0 ? 1.0 + 0.5 * (uniform(rng) + 1.0) / 2 : uniform(rng) / 8);
+      // (group, step): whole, whole, cut by the bottom with absent steps, absent sweeps.
+      const std::vector<index_t> blocks = {0, 0, 1, 1, 0, (n - 2 - 63) / b + 1, 4, 0};
+      const index_t count = static_cast<index_t>(blocks.size()) / 2;
       const index_t stride_d = backends::cuda::band_block_min_stride(ldv);
-      Kokkos::View<R*, Kokkos::HostSpace> vh("v", count * stride), th("tau", count * 64);
       Kokkos::View<double*, Kokkos::HostSpace> vd_h("v double", count * stride_d), wd_h("w double", count * stride_d);
+      index_t absent = 0, cut = 0;
       for (index_t q = 0; q < count; ++q) {
-        const index_t rows = q == 2 ? ldv - 40 : ldv;  // the last block cut by the matrix's bottom
+        const index_t g = blocks[2 * q], k = blocks[2 * q + 1];
+        std::vector<double> v(ldv * 64, 0.0), tau(64, 0.0);
         for (index_t j = 0; j < 64; ++j) {
-          const bool absent = q == 1 && j == 17;
-          th(q * 64 + j) = absent ? R(0) : static_cast<R>(1.0 + 0.5 * (uniform(rng) + 1.0) / 2);
-          for (index_t r = 0; r < ldv; ++r) {
-            const bool inside = !absent && r >= j && r < j + b && r < rows;
-            vh(q * stride + r + j * ldv) = !inside ? R(0) : (r == j ? R(1) : static_cast<R>(uniform(rng) / 8));
+          const index_t s = 64 * g + j;
+          if (s > n - 2 || k >= steps_of(s)) {
+            ++absent;
+            continue;
           }
+          const index_t start = s + 1 + k * b, len = std::min(b, n - start), col = n - 1 - s;
+          cut += len < b;
+          tau[j] = refl_h(k * b + col * ld);
+          for (index_t d = 0; d < len; ++d) v[j + d + j * ldv] = d == 0 ? 1.0 : double(refl_h(k * b + d + col * ld));
         }
         // T by larft's recurrence in double, then W = V T.
-        const auto v_at = [&](index_t r, index_t j) { return static_cast<double>(vh(q * stride + r + j * ldv)); };
         std::vector<double> t(64 * 64, 0.0);
         for (index_t i = 0; i < 64; ++i) {
-          const double tau = th(q * 64 + i);
-          std::vector<double> g(i, 0.0);
+          std::vector<double> gram(i, 0.0);
           for (index_t l = 0; l < i; ++l)
-            for (index_t r = 0; r < ldv; ++r) g[l] += v_at(r, l) * v_at(r, i);
+            for (index_t r = 0; r < ldv; ++r) gram[l] += v[r + l * ldv] * v[r + i * ldv];
           for (index_t j = 0; j < i; ++j) {
             double acc = 0.0;
-            for (index_t l = j; l < i; ++l) acc += t[j + l * 64] * g[l];
-            t[j + i * 64] = -tau * acc;
+            for (index_t l = j; l < i; ++l) acc += t[j + l * 64] * gram[l];
+            t[j + i * 64] = -tau[i] * acc;
           }
-          t[i + i * 64] = tau;
+          t[i + i * 64] = tau[i];
         }
         for (index_t j = 0; j < 64; ++j)
           for (index_t r = 0; r < ldv; ++r) {
             double acc = 0.0;
-            for (index_t l = 0; l <= j; ++l) acc += v_at(r, l) * t[l + j * 64];
-            vd_h(q * stride_d + r + j * ldv) = v_at(r, j);
+            for (index_t l = 0; l <= j; ++l) acc += v[r + l * ldv] * t[l + j * 64];
+            vd_h(q * stride_d + r + j * ldv) = v[r + j * ldv];
             wd_h(q * stride_d + r + j * ldv) = acc;
           }
       }
-      auto v = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), vh);
-      auto taus = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), th);
-      Kokkos::View<R*, typename S::memory_space> w("w", count * stride);
+      EXPECT_GT(absent, 0);
+      EXPECT_GT(cut, 0);
+      const auto refl = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), refl_h);
+      Kokkos::View<index_t*, Kokkos::HostSpace> steps_h("steps", blocks.size());
+      for (size_t i = 0; i < blocks.size(); ++i) steps_h(i) = blocks[i];
+      const auto steps_d = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), steps_h);
+      const index_t packed = backends::cuda::band_block_packed_entries;
+      Kokkos::View<double*, typename S::memory_space> v("v", count * packed), w("w", count * packed);
       auto vd = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), vd_h);
       auto wd = Kokkos::create_mirror_view_and_copy(typename S::memory_space(), wd_h);
-      backends::cuda::form_band_block_factors(ctx, count, v.data(), w.data(), taus.data(), 64, ldv, stride);
+      backends::cuda::form_band_block_factors(ctx, count, refl.data(), ld, n, b, steps_d.data(), v.data(), w.data(),
+                                              packed, nullptr);
       backends::cuda::pack_band_blocks(ctx, count, vd.data(), wd.data(), ldv, stride_d);
-      const auto vr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-      const auto wr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
+      const auto vp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+      const auto wp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
       const auto ve = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), vd);
       const auto we = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), wd);
-      const index_t packed = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(R)));
-      const auto* vp = reinterpret_cast<const double*>(vr.data());
-      const auto* wp = reinterpret_cast<const double*>(wr.data());
       double v_diff = 0.0, w_diff = 0.0, w_scale = 0.0;
       for (index_t q = 0; q < count; ++q) {
         for (index_t e = 0; e < backends::cuda::band_block_packed_v_entries; ++e)
-          v_diff = std::max(v_diff, std::abs(vp[q * packed + e] - ve(q * stride_d + e)));
+          v_diff = std::max(v_diff, std::abs(vp(q * packed + e) - ve(q * stride_d + e)));
         for (index_t e = 0; e < backends::cuda::band_block_packed_entries; ++e) {
-          w_diff = std::max(w_diff, std::abs(wp[q * packed + e] - we(q * stride_d + e)));
+          w_diff = std::max(w_diff, std::abs(wp(q * packed + e) - we(q * stride_d + e)));
           w_scale = std::max(w_scale, std::abs(we(q * stride_d + e)));
         }
       }
       EXPECT_EQ(v_diff, 0.0);
       EXPECT_GT(w_scale, 0.5);
       EXPECT_LE(w_diff, 1e-13 * w_scale);
-      const auto expect_refused = [&](const std::string& argument, index_t bad_ldv, index_t tau_stride) {
+      const auto expect_refused = [&](const std::string& argument, index_t bad_b, index_t bad_ld) {
         try {
-          backends::cuda::form_band_block_factors(ctx, count, v.data(), w.data(), taus.data(), tau_stride, bad_ldv,
-                                                  stride);
+          backends::cuda::form_band_block_factors(ctx, count, refl.data(), bad_ld, n, bad_b, steps_d.data(), v.data(),
+                                                  w.data(), packed, nullptr);
           ADD_FAILURE() << "no exception for " << argument;
         } catch (const InvalidArgument& error) {
           EXPECT_EQ(error.argument(), argument) << error.what();
         }
       };
-      expect_refused("ldv", 63, 64);
-      expect_refused("tau_stride", ldv, 63);
+      expect_refused("b", 66, ld);
+      expect_refused("ld", b, b - 1);
     }
   }
 }

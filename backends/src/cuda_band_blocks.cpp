@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __res
   }
 }
 
-// A block's W = V T from its column-major V and its tau's, and both packed:
+// A block's W = V T from its V and tau's, and both packed:
 // what bt_sb2st otherwise forms with a batched gemm (G = V^T V), a kernel
 // (T from G, LAPACK larft's recurrence), a second batched gemm (W = V T) and
 // the pack kernel, four launches a batch that read and write V and W in
@@ -191,33 +191,12 @@ __global__ void __launch_bounds__(kPackThreads) pack_band_blocks_kernel(S* __res
 constexpr int kFactorThreads = 256;
 constexpr int kFactorLd = kSigma + 1;  // shared row stride (doubles) of the block and of G
 constexpr size_t factor_shared_bytes = size_t(kSlots + kSigma) * kFactorLd * sizeof(double) + kSigma * sizeof(double);
-template <class S>
-__global__ void __launch_bounds__(kFactorThreads) band_factors_kernel(S* __restrict__ v, S* __restrict__ w,
-                                                                      const S* __restrict__ taus, index_t tau_stride,
-                                                                      int ldv, index_t stride) {
-  extern __shared__ double shared[];
-  double* const a = shared;                        // row r of V (then W) at a[r kFactorLd]
-  double* const g = shared + kSlots * kFactorLd;   // G(l, i), l < i, at g[i kFactorLd + l]
-  double* const tau = g + kSigma * kFactorLd;
+// The factors of one block once its V (rows r < ldv at a[r kFactorLd], zero
+// elsewhere) and tau's are in shared memory: V packed over vb, then W = V T
+// packed over wb. Ends with the block's threads past their last read of a.
+__device__ __forceinline__ void factor_and_pack(double* a, double* g, const double* tau, double* vb, double* wb,
+                                                int ldv) {
   const int tid = threadIdx.x;
-  S* const vb = v + index_t(blockIdx.x) * stride;
-  S* const wb = w + index_t(blockIdx.x) * stride;
-  {
-    // Thread t reads row t % 128 of columns t / 128 + 2 c: a warp 32
-    // consecutive rows of a column, all 32 loads issued before any is stored
-    // (one loop of dependent load-store pairs waited out the memory latency
-    // per entry: 87 us a block).
-    constexpr int kPer = kSlots * kSigma / kFactorThreads;
-    const int r = tid % kSlots, j0 = tid / kSlots;
-    double mine[kPer];
-#pragma unroll
-    for (int c = 0; c < kPer; ++c)
-      mine[c] = r < ldv ? static_cast<double>(vb[r + index_t(j0 + 2 * c) * ldv]) : 0.0;
-    const double my_tau = tid < kSigma ? static_cast<double>(taus[index_t(blockIdx.x) * tau_stride + tid]) : 0.0;
-#pragma unroll
-    for (int c = 0; c < kPer; ++c) a[r * kFactorLd + j0 + 2 * c] = mine[c];
-    if (tid < kSigma) tau[tid] = my_tau;
-  }
   // V (is_v) or W from a, packed over `out`.
   const auto write_packed = [&](bool is_v, double* out, int entries) {
     for (int e = tid; e < entries; e += kFactorThreads) {
@@ -227,7 +206,7 @@ __global__ void __launch_bounds__(kFactorThreads) band_factors_kernel(S* __restr
     }
   };
   __syncthreads();  // V is read: its storage takes the packed V
-  write_packed(true, reinterpret_cast<double*>(vb), kVEntries);
+  write_packed(true, vb, kVEntries);
   // G's 2016 entries l < i in triangular order, p = i (i - 1) / 2 + l.
   const int b = ldv - (kSigma - 1);
   for (int p = tid; p < kSigma * (kSigma - 1) / 2; p += kFactorThreads) {
@@ -268,7 +247,67 @@ __global__ void __launch_bounds__(kFactorThreads) band_factors_kernel(S* __restr
     }
   }
   __syncthreads();
-  write_packed(false, reinterpret_cast<double*>(wb), static_cast<int>(band_block_packed_entries));
+  write_packed(false, wb, static_cast<int>(band_block_packed_entries));
+}
+
+// V read straight from sb2st's reflector storage (column n - 1 - s holds
+// sweep s's steps, step k at rows k b .. k b + b - 1 as tau, v(1), ..):
+// block q is (group g, step k) = steps[2 q], steps[2 q + 1], its column j
+// sweep s = 64 g + j, whose reflector starts at the block's row j. (Before,
+// a Kokkos kernel wrote each batch's V column-major for this one to read.) As a programmatic dependent of the window
+// kernel before it on the stream (dependent: it writes no storage that
+// kernel reads), its thread blocks run in the places that kernel leaves
+// free; the block that finishes last waits for that kernel (griddepcontrol.
+// wait), so that the launch after this one also follows it.
+template <class S>
+__global__ void __launch_bounds__(kFactorThreads)
+    band_factors_from_reflectors_kernel(const S* __restrict__ reflectors, index_t ld, index_t n, int b,
+                                        const index_t* __restrict__ steps, double* __restrict__ v,
+                                        double* __restrict__ w, index_t stride, int* arrivals) {
+  extern __shared__ double shared[];
+  double* const a = shared;
+  double* const g = shared + kSlots * kFactorLd;
+  double* const tau = g + kSigma * kFactorLd;
+  __shared__ int length[kSigma];
+  __shared__ index_t column[kSigma];
+  const int tid = threadIdx.x, ldv = b + kSigma - 1;
+  const index_t group = steps[2 * index_t(blockIdx.x)], k = steps[2 * index_t(blockIdx.x) + 1];
+  if (tid < kSigma) {
+    // Sweep s has step k when k < 1 + (n - 2 - s) / b (sb2st_steps); its
+    // reflector then starts at row s + 1 + k b and has min(b, n - that) entries.
+    const index_t s = kSigma * group + tid, start = s + 1 + k * b;
+    const bool present = s <= n - 2 && k < 1 + (n - 2 - s) / b;
+    const int len = present ? static_cast<int>(b < n - start ? b : n - start) : 0;
+    length[tid] = len;
+    column[tid] = (n - 1 - s) * ld + k * b;  // tau, then v(1), ..
+    tau[tid] = len > 0 ? static_cast<double>(reflectors[column[tid]]) : 0.0;
+  }
+  __syncthreads();
+  {
+    // V(r, j) = v(r - j) of column j (v(0) = 1), zero outside its length:
+    // a warp reads 32 consecutive entries of one column, all 32 loads of a
+    // thread issued before any is stored.
+    constexpr int kPer = kSlots * kSigma / kFactorThreads;
+    const int r = tid % kSlots, j0 = tid / kSlots;
+    double mine[kPer];
+#pragma unroll
+    for (int c = 0; c < kPer; ++c) {
+      const int j = j0 + 2 * c, d = r - j;
+      mine[c] = d > 0 && d < length[j] ? static_cast<double>(reflectors[column[j] + d])
+                                       : (d == 0 && length[j] > 0 ? 1.0 : 0.0);
+    }
+#pragma unroll
+    for (int c = 0; c < kPer; ++c) a[r * kFactorLd + j0 + 2 * c] = mine[c];
+  }
+  factor_and_pack(a, g, tau, v + index_t(blockIdx.x) * stride, w + index_t(blockIdx.x) * stride, ldv);
+  if (arrivals == nullptr) return;
+  __syncthreads();  // the block's writes are done
+  if (tid == 0 && atomicAdd(arrivals, 1) == static_cast<int>(gridDim.x) - 1) {
+    *arrivals = 0;  // for the next launch, which starts after this one ends
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  }
 }
 
 // Cols = 64: two thread blocks of 8 warps per multiprocessor (111 KB of
@@ -649,6 +688,11 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
     band_blocks_kernel(const BandBlock* __restrict__ list, index_t count, const double* __restrict__ vbase,
                        const double* __restrict__ wbase, int ldv, index_t stride, ZT* __restrict__ z, index_t ldz,
                        index_t n, index_t m) {
+#if __CUDA_ARCH__ >= 900
+  // The next batch's factors (band_factors_from_reflectors_kernel, launched
+  // as a dependent) may take the places this launch leaves free.
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
   walk_tile<Cols, ZT>(BandBatch{list, count, vbase, wbase}, ldv, stride, z, ldz, n, m, blockIdx.x);
 }
 
@@ -728,25 +772,41 @@ void pack_blocks(const CudaContext& ctx, index_t count, S* v, S* w, index_t ldv,
   detail::check_cuda("pack_band_blocks_kernel launch", cudaGetLastError());
 }
 
-// S: double or float.
+// S: double or float (sb2st's reflectors).
 template <class S>
-void form_factors(const CudaContext& ctx, index_t count, S* v, S* w, const S* taus, index_t tau_stride, index_t ldv,
-                  index_t stride) {
-  check_packed_blocks("form_band_block_factors", ctx, v, w, ldv, stride,
-                      band_block_min_stride(ldv, static_cast<int>(sizeof(S))), static_cast<int>(sizeof(S)));
-  if (ldv < kSigma)
-    throw InvalidArgument("ldv", "form_band_block_factors: blocks of 64 reflectors need ldv >= 64, got " +
-                                     std::to_string(ldv));
-  if (tau_stride < kSigma)
-    throw InvalidArgument("tau_stride", "form_band_block_factors: a block's 64 tau's need tau_stride >= 64, got " +
-                                            std::to_string(tau_stride));
+void form_factors_from_reflectors(const CudaContext& ctx, index_t count, const S* reflectors, index_t ld, index_t n,
+                                  index_t b, const index_t* steps, double* v, double* w, index_t stride,
+                                  int* arrivals) {
+  if (b < 1 || b + kSigma - 1 > kSlots)
+    throw InvalidArgument("b", "form_band_block_factors: blocks of 64 reflectors of at most " +
+                                   std::to_string(kSlots - kSigma + 1) + " entries, got b = " + std::to_string(b));
+  check_packed_blocks("form_band_block_factors", ctx, v, w, b + kSigma - 1, stride, band_block_packed_entries, 8);
+  if (ld < b) throw InvalidArgument("ld", "form_band_block_factors: the reflector storage needs ld >= b");
   if (count == 0) return;
-  const auto kernel = band_factors_kernel<S>;
+  if (steps == nullptr) throw InvalidArgument("steps", "form_band_block_factors: needs the blocks' (group, step)");
+  const auto kernel = band_factors_from_reflectors_kernel<S>;
   detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                   static_cast<int>(factor_shared_bytes)));
-  kernel<<<static_cast<unsigned>(count), kFactorThreads, factor_shared_bytes, ctx.space().cuda_stream()>>>(
-      v, w, taus, tau_stride, static_cast<int>(ldv), stride);
-  detail::check_cuda("band_factors_kernel launch", cudaGetLastError());
+  // A dependent launch needs the in-kernel wait, compiled only from compute
+  // capability 9.0 on: the virtual architecture the kernel was built for,
+  // asked once per process.
+  static const int ptx_version = [kernel] {
+    cudaFuncAttributes attributes{};
+    return cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess ? attributes.ptxVersion : 0;
+  }();
+  cudaLaunchAttribute dependent[1];
+  dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(count));
+  config.blockDim = dim3(kFactorThreads);
+  config.dynamicSmemBytes = factor_shared_bytes;
+  config.stream = ctx.space().cuda_stream();
+  config.attrs = dependent;
+  config.numAttrs = arrivals != nullptr && ptx_version >= 90 && ctx.space().cuda_device_prop().major >= 9 ? 1 : 0;
+  detail::check_cuda("band_factors_from_reflectors_kernel launch",
+                     cudaLaunchKernelEx(&config, kernel, reflectors, ld, n, static_cast<int>(b), steps, v, w, stride,
+                                        arrivals));
 }
 
 template <class ZT>
@@ -842,13 +902,13 @@ void pack_band_blocks(const CudaContext& ctx, index_t count, double* v, double* 
 void pack_band_blocks(const CudaContext& ctx, index_t count, float* v, float* w, index_t ldv, index_t stride) {
   pack_blocks(ctx, count, v, w, ldv, stride);
 }
-void form_band_block_factors(const CudaContext& ctx, index_t count, double* v, double* w, const double* taus,
-                             index_t tau_stride, index_t ldv, index_t stride) {
-  form_factors(ctx, count, v, w, taus, tau_stride, ldv, stride);
+void form_band_block_factors(const CudaContext& ctx, index_t count, const double* reflectors, index_t ld, index_t n,
+                             index_t b, const index_t* steps, double* v, double* w, index_t stride, int* arrivals) {
+  form_factors_from_reflectors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, arrivals);
 }
-void form_band_block_factors(const CudaContext& ctx, index_t count, float* v, float* w, const float* taus,
-                             index_t tau_stride, index_t ldv, index_t stride) {
-  form_factors(ctx, count, v, w, taus, tau_stride, ldv, stride);
+void form_band_block_factors(const CudaContext& ctx, index_t count, const float* reflectors, index_t ld, index_t n,
+                             index_t b, const index_t* steps, double* v, double* w, index_t stride, int* arrivals) {
+  form_factors_from_reflectors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, arrivals);
 }
 void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
                        const double* w, index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m,

@@ -116,18 +116,24 @@ void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<double>
                       index_t ldv, index_t stride);
 void pack_band_blocks(const CudaContext&, index_t count, Kokkos::complex<float>* v, Kokkos::complex<float>* w,
                       index_t ldv, index_t stride);
-// For real blocks of 64 reflectors (V column-major as pack_band_blocks
-// takes it, V(r, j) zero outside rows j .. j + ldv - 64 (the band's
-// reflectors, b = ldv - 63 entries, ldv >= 64); block q's tau_j at taus[q *
-// tau_stride + j], 0 for a reflector that is absent) the compact-WY product
-// W = V T, with I - V T V^T = H_0 H_1 ... H_63, formed in double and both
-// packed as pack_band_blocks leaves them: V in place, W into w's blocks
-// (their column-major contents are not read). The batched gemms for
-// G = V^T V and W = V T, the T-factor kernel and the pack, in one launch.
-void form_band_block_factors(const CudaContext&, index_t count, double* v, double* w, const double* taus,
-                             index_t tau_stride, index_t ldv, index_t stride);
-void form_band_block_factors(const CudaContext&, index_t count, float* v, float* w, const float* taus,
-                             index_t tau_stride, index_t ldv, index_t stride);
+// For real blocks of 64 of sb2st's reflectors (reflectors: ld >= b; column
+// n - 1 - s holds sweep s's steps, step k as tau, v(1), .. from row k b;
+// b <= 65; block q is group g = steps[2 q], sweeps 64 g .. 64 g + 63, at
+// step k = steps[2 q + 1], V(r, j) its sweep j's reflector from row j, zero
+// for a sweep past n - 2 or without step k) the compact-WY product W = V T,
+// I - V T V^T = H_0 H_1 ... H_63, formed in double, and V and W packed as
+// pack_band_blocks leaves them at q * stride doubles of v and w (device
+// memory throughout): what the batched gemms G = V^T V and W = V T, the
+// T-factor kernel and the pack do, in one launch. With arrivals (one device
+// int, zero before the first such call, left zero by each) the launch is a
+// programmatic dependent of the window launch before it on the stream
+// (compute capability 9.0): its blocks start in the places that launch
+// leaves free, so it must not write what that launch reads; the launch
+// after it still follows both.
+void form_band_block_factors(const CudaContext&, index_t count, const double* reflectors, index_t ld, index_t n,
+                             index_t b, const index_t* steps, double* v, double* w, index_t stride, int* arrivals);
+void form_band_block_factors(const CudaContext&, index_t count, const float* reflectors, index_t ld, index_t n,
+                             index_t b, const index_t* steps, double* v, double* w, index_t stride, int* arrivals);
 // v, w: packed blocks, block q at q * stride doubles.
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int columns);

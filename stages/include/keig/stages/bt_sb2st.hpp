@@ -578,20 +578,36 @@ inline index_t bt_sb2st_wave_blocks(index_t n, index_t b, const BtSb2stTuning& t
 }
 inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) { return bt_sb2st_wave_blocks(n, b, BtSb2stTuning{}); }
 
+namespace detail {
+// Copies of V and W: one per batch of a queued launch; two where the factors
+// come straight from the reflectors into the window kernel (real scalars,
+// every column on the window), so that a batch's factors are formed in the
+// places the window launch of the batch before leaves free (while it reads
+// the other copy); one otherwise.
+template <class T>
+index_t bt_sb2st_factor_copies(const BtSb2stTuning& tuning) {
+  if (tuning.queue_batches > 1) return tuning.queue_batches;
+  const bool direct = !is_complex_v<T> && tuning.window_apply && tuning.fold_t &&
+                      tuning.t_factor == BtSb2stTFactor::Gram && tuning.sweeps_per_block == 64 &&
+                      tuning.queue_batches == 0 && (tuning.window_tiles == 0 || tuning.remainder_columns > 0);
+  return direct ? 2 : 1;
+}
+}  // namespace detail
+
 // Workspace of the blocked variant (elements of T) for gemms of tuning.chunk
 // columns (a tuning with chunk = min(chunk, m) is enough for m columns): per
 // block of a batch of waves its T (sigma x sigma), V ((b + sigma - 1) x
 // sigma, at least the window kernel's packed size with fold_t and sigma =
 // 64) and with fold_t W = V T (as V); per block of one wave X (sigma x
-// chunk) and without fold_t Y (as X); queue_batches copies of V and W.
-// O(n (waves_per_batch (b + sigma) queue_batches + chunk)).
+// chunk) and without fold_t Y (as X); bt_sb2st_factor_copies of V and W.
+// O(n (waves_per_batch (b + sigma) copies + chunk)).
 template <class T>
 index_t bt_sb2st_workspace_size(index_t n, index_t b, const BtSb2stTuning& tuning) {
   const index_t slots = bt_sb2st_wave_blocks(n, b, tuning);  // validates the tuning
   const index_t sigma = detail::bt_sb2st_sigma(n, tuning.sweeps_per_block);
   const index_t ldv = (b > 0 ? b : 1) + sigma - 1;
   const index_t stride = detail::bt_sb2st_factor_stride<T>(ldv, sigma, tuning.fold_t);
-  const index_t copies = tuning.queue_batches > 1 ? tuning.queue_batches : 1;  // of V and W
+  const index_t copies = detail::bt_sb2st_factor_copies<T>(tuning);  // of V and W
   const index_t factors = tuning.waves_per_batch * (sigma * sigma + copies * stride * (tuning.fold_t ? 2 : 1));
   return slots * (factors + sigma * (tuning.chunk + (tuning.fold_t ? 0 : tuning.chunk)));
 }
@@ -611,7 +627,7 @@ std::size_t bt_sb2st_plan_bytes(index_t n, index_t b, const BtSb2stTuning& tunin
   if (n < 2 || m <= 0) return 0;
   const index_t sigma = bt_sb2st_sigma(n, tuning.sweeps_per_block), blocks = bt_sb2st_block_count(n, b, sigma);
   const index_t slots = bt_sb2st_wave_blocks(n, b, tuning), factor_slots = tuning.waves_per_batch * slots;
-  const index_t copies = tuning.queue_batches > 1 ? tuning.queue_batches : 1;
+  const index_t copies = bt_sb2st_factor_copies<T>(tuning);
   const index_t cw = tuning.chunk < m ? tuning.chunk : m, chunks = (m + cw - 1) / cw;
   const index_t pointers = (2 * copies + 1) * factor_slots + 2 * slots + (2 + chunks) * blocks;
   const index_t tiles = (m + bt_sb2st_tile_columns<T>(tuning.window_columns) - 1) /
@@ -620,6 +636,7 @@ std::size_t bt_sb2st_plan_bytes(index_t n, index_t b, const BtSb2stTuning& tunin
   size.add<std::uintptr_t>(pointers);
   size.add<backends::cuda::BandBlock>(blocks);
   size.add<int>(tiles + 1);
+  size.add<int>(1);  // the dependent factor launches' arrivals
   return size.bytes() + arena_alignment;  // Arena aligns the start of the memory past the factors
 }
 }  // namespace detail
@@ -714,15 +731,21 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   // instead of 1b-1d below and the pack: no gemm reads the column-major V and W.
   bool fused_factors = false;
   if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>) fused_factors = window && mg == 0 && !dots;
+  // With it the launch reads V straight from the reflectors (no column-major
+  // V first), and with two copies of V and W it forms each batch's factors
+  // as a dependent of the window launch before it, in the places that launch
+  // leaves free (H200, n = 16384: 256 tiles of 64 columns on 264 places).
+  const index_t copies = window ? detail::bt_sb2st_factor_copies<T>(tuning) : 1;
+  const bool overlap_factors = fused_factors && queued == 0 && copies == 2;
   T* const zg = z.data() + mw * ldz;  // the gemms' first column (mg > 0 only where mr = 0)
   const index_t slots = bt_sb2st_wave_blocks(n, b, sized), chunks = (mg + cw - 1) / cw;
   const index_t batch = tuning.waves_per_batch, factor_slots = batch * slots;
   // Block q of a batch (its waves' blocks in order) keeps T, V and W at
   // position q of the first three; block p of a wave X and Y at position p.
-  // Queued launches keep the V and W of `copies` batches (copy c: batches
-  // c, c + copies, ...); T serves one batch at a time.
+  // V and W of `copies` batches (copy c: batches c, c + copies, ...); T
+  // serves one batch at a time.
   const index_t stride = detail::bt_sb2st_factor_stride<T>(ldv, sigma, fold);  // V's and W's block to block
-  const index_t copies = queued > 1 ? queued : 1, copy_size = factor_slots * stride;
+  const index_t copy_size = factor_slots * stride;
   T* const tbase = work.data();
   T* const vbase = tbase + factor_slots * sigma * sigma;
   T* const wbase = vbase + copies * copy_size;  // fold_t only
@@ -862,6 +885,11 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     queue_counters = plan_arena.template vector<int>("queue", tiles + 1);
     Kokkos::deep_copy(space, queue_counters, 0);
   }
+  Vector<int, ExecSpace> arrivals;  // of the dependent factor launches
+  if (overlap_factors) {
+    arrivals = plan_arena.template vector<int>("arrivals", 1);
+    Kokkos::deep_copy(space, arrivals, 0);
+  }
   for (index_t w0 = 0; w0 < wave_count; w0 += batch) {
     const index_t w1 = w0 + batch < wave_count ? w0 + batch : wave_count;
     // The batch's blocks: entries [first, first + count), position q = entry - first.
@@ -874,49 +902,57 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     T* const* const vp = ptrs + copy * factor_slots;
     T* const* const wp = ptrs + w_ptrs + copy * factor_slots;
     const auto vbuf = make_matrix<T, ExecSpace>(vcopy, ldv * sigma, factor_slots, stride);
-    // 1. V explicitly (and, with Dots, T) per block.
-    Kokkos::parallel_for(
-        dots ? "keig::bt_sb2st::larft" : "keig::bt_sb2st::form_v",
-        Kokkos::TeamPolicy<ExecSpace>(space, count, v_team)
-            .set_scratch_size(0, Kokkos::PerTeam((dots ? Scratch::shmem_size(sigma, 1) : 0) + column_bytes)),
-        KOKKOS_LAMBDA(const Team& team) {
-          const index_t p = team.league_rank();
-          const index_t g = static_cast<index_t>(plan(gk + 2 * p)), k = static_cast<index_t>(plan(gk + 2 * p + 1));
-          const auto sh = blocks.shape(g, k);
-          Scratch u;  // Dots only; first in scratch, where the widest alignment is
-          if (dots) u = Scratch(team.team_scratch(0), sigma, 1);
-          const Columns V(team, blocks, sh, k);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ldv * sigma),
-                               [&](const index_t q) { vbuf(q, p) = V.v(q % ldv, q / ldv); });
-          if (fused_factors)  // the tau's for form_band_block_factors, where T would go
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma),
-                                 [&](const index_t j) { tbuf(j, p) = V.tau(j); });
-          if (!dots) return;
-          auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, p); };
-          for (index_t i = 0; i < sigma; ++i) {
-            const T ti = V.tau(i);
-            const index_t end = V.end(i);
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, i), [&](const index_t l) {
-              T acc = T(0);  // V(:, l)^H v_i over the rows where v_i lives
-              for (index_t r = i; r < end; ++r) acc += conjugate(V.v(r, l)) * V.v(r, i);
-              u(l, 0) = acc;
-            });
-            team.team_barrier();
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t j) {
-              if (j < i) {
-                T acc = T(0);
-                for (index_t l = j; l < i; ++l) acc += t(j, l) * u(l, 0);
-                t(j, i) = -ti * acc;
-              } else {
-                t(j, i) = j == i ? ti : T(0);
-              }
-            });
-            team.team_barrier();
-          }
-        });
-    if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>)
-      if (fused_factors)
-        backends::cuda::form_band_block_factors(ctx, count, vcopy, wcopy, tbase, sigma * sigma, ldv, stride);
+    if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>) {
+      if (fused_factors) {
+        // 1. V, T, W = V T in one launch from the reflectors, packed for the
+        // window kernel (a dependent of the window launch of the batch
+        // before, which reads the other copy).
+        const index_t packed_stride = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(T)));
+        backends::cuda::form_band_block_factors(
+            ctx, count, reflectors.data(), leading_dimension(reflectors), n, b,
+            reinterpret_cast<const index_t*>(plan.data() + gk), reinterpret_cast<double*>(vcopy),
+            reinterpret_cast<double*>(wcopy), packed_stride, overlap_factors && w0 > 0 ? arrivals.data() : nullptr);
+      }
+    }
+    if (!fused_factors) {
+      // 1. V explicitly (and, with Dots, T) per block.
+      Kokkos::parallel_for(
+          dots ? "keig::bt_sb2st::larft" : "keig::bt_sb2st::form_v",
+          Kokkos::TeamPolicy<ExecSpace>(space, count, v_team)
+              .set_scratch_size(0, Kokkos::PerTeam((dots ? Scratch::shmem_size(sigma, 1) : 0) + column_bytes)),
+          KOKKOS_LAMBDA(const Team& team) {
+            const index_t p = team.league_rank();
+            const index_t g = static_cast<index_t>(plan(gk + 2 * p)), k = static_cast<index_t>(plan(gk + 2 * p + 1));
+            const auto sh = blocks.shape(g, k);
+            Scratch u;  // Dots only; first in scratch, where the widest alignment is
+            if (dots) u = Scratch(team.team_scratch(0), sigma, 1);
+            const Columns V(team, blocks, sh, k);
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ldv * sigma),
+                                 [&](const index_t q) { vbuf(q, p) = V.v(q % ldv, q / ldv); });
+            if (!dots) return;
+            auto t = [&](index_t i, index_t j) -> T& { return tbuf(i + j * sigma, p); };
+            for (index_t i = 0; i < sigma; ++i) {
+              const T ti = V.tau(i);
+              const index_t end = V.end(i);
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, i), [&](const index_t l) {
+                T acc = T(0);  // V(:, l)^H v_i over the rows where v_i lives
+                for (index_t r = i; r < end; ++r) acc += conjugate(V.v(r, l)) * V.v(r, i);
+                u(l, 0) = acc;
+              });
+              team.team_barrier();
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sigma), [&](const index_t j) {
+                if (j < i) {
+                  T acc = T(0);
+                  for (index_t l = j; l < i; ++l) acc += t(j, l) * u(l, 0);
+                  t(j, i) = -ti * acc;
+                } else {
+                  t(j, i) = j == i ? ti : T(0);
+                }
+              });
+              team.team_barrier();
+            }
+          });
+    }
     if (!dots && !fused_factors) {
       // 1b. G = V^H V into each block's T buffer (V is zero outside the
       // parallelogram and below the matrix, so cut blocks need no own gemm).
