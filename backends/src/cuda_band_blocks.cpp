@@ -254,11 +254,12 @@ __device__ __forceinline__ void factor_and_pack(double* a, double* g, const doub
 // sweep s's steps, step k at rows k b .. k b + b - 1 as tau, v(1), ..):
 // block q is (group g, step k) = steps[2 q], steps[2 q + 1], its column j
 // sweep s = 64 g + j, whose reflector starts at the block's row j. (Before,
-// a Kokkos kernel wrote each batch's V column-major for this one to read.) As a programmatic dependent of the window
-// kernel before it on the stream (dependent: it writes no storage that
-// kernel reads), its thread blocks run in the places that kernel leaves
-// free; the block that finishes last waits for that kernel (griddepcontrol.
-// wait), so that the launch after this one also follows it.
+// a Kokkos kernel wrote each batch's V column-major for this one to read.)
+// As a programmatic dependent of the window kernel before it on the stream
+// (arrivals set: it writes no storage that kernel reads), its thread blocks
+// run in the places that kernel leaves free; the block that finishes last
+// waits for that kernel (griddepcontrol.wait), so that the launch after
+// this one also follows it.
 template <class S>
 __global__ void __launch_bounds__(kFactorThreads)
     band_factors_from_reflectors_kernel(const S* __restrict__ reflectors, index_t ld, index_t n, int b,
