@@ -33,6 +33,7 @@
 
 #include "cuda_common.hpp"
 #include "cuda_mma.hpp"
+#include "keig/backends/dependent_launch.hpp"
 #include "keig/backends/device_sync.hpp"
 
 namespace keig::backends::cuda {
@@ -788,26 +789,11 @@ void form_factors_from_reflectors(const CudaContext& ctx, index_t count, const S
   const auto kernel = band_factors_from_reflectors_kernel<S>;
   detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                   static_cast<int>(factor_shared_bytes)));
-  // A dependent launch needs the in-kernel wait, compiled only from compute
-  // capability 9.0 on: the virtual architecture the kernel was built for,
-  // asked once per process.
-  static const int ptx_version = [kernel] {
-    cudaFuncAttributes attributes{};
-    return cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess ? attributes.ptxVersion : 0;
-  }();
-  cudaLaunchAttribute dependent[1];
-  dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  dependent[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(count));
-  config.blockDim = dim3(kFactorThreads);
-  config.dynamicSmemBytes = factor_shared_bytes;
-  config.stream = ctx.space().cuda_stream();
-  config.attrs = dependent;
-  config.numAttrs = arrivals != nullptr && ptx_version >= 90 && ctx.space().cuda_device_prop().major >= 9 ? 1 : 0;
+  // A dependent of the window launch before it only with `arrivals`.
   detail::check_cuda("band_factors_from_reflectors_kernel launch",
-                     cudaLaunchKernelEx(&config, kernel, reflectors, ld, n, static_cast<int>(b), steps, v, w, stride,
-                                        arrivals));
+                     launch_dependent<band_factors_from_reflectors_kernel<S>>(
+                         arrivals != nullptr, ctx.space(), dim3(static_cast<unsigned>(count)), dim3(kFactorThreads),
+                         factor_shared_bytes, reflectors, ld, n, static_cast<int>(b), steps, v, w, stride, arrivals));
 }
 
 template <class ZT>

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -66,6 +67,33 @@ __global__ void __launch_bounds__(row_sum_slices* row_sum_rows)
 
 }  // namespace detail
 
+// Launches kernel(args...) on the instance's stream as a programmatic
+// dependent of the kernel before it where `dependent` asks for it and both the
+// device and the virtual architecture the kernel was compiled for have it: its
+// code has the in-kernel wait only from compute capability 9.0 on, so a binary
+// built for 8.x and compiled just in time for a 9.0 device must not launch
+// early. Otherwise the launch is an ordinary one. Returns the launch's status.
+template <auto kernel, class... Args>
+cudaError_t launch_dependent(bool dependent, const Kokkos::Cuda& space, dim3 grid, dim3 block,
+                             std::size_t shared_bytes, const Args&... args) {
+  // Fixed for the process: asked once per kernel.
+  static const int ptx_version = [] {
+    cudaFuncAttributes attributes{};
+    return cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess ? attributes.ptxVersion : 0;
+  }();
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = space.cuda_stream();
+  config.attrs = &attribute;
+  config.numAttrs = dependent && ptx_version >= 90 && space.cuda_device_prop().major >= 9 ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
 // rows.store(r, sum of rows.partial(r, idx) over idx < rows.count(r)) for
 // every r < n, as a dependent of the kernel before it on the instance's
 // stream. Rows: value_type and device-callable count, partial and store,
@@ -73,26 +101,9 @@ __global__ void __launch_bounds__(row_sum_slices* row_sum_rows)
 template <class Rows>
 void sum_row_partials(const Kokkos::Cuda& space, std::int64_t n, const Rows& rows) {
   if (n <= 0) return;
-  using Kernel = void (*)(const Rows, const std::int64_t);
-  const Kernel kernel = detail::sum_row_partials_kernel<Rows>;
-  // The virtual architecture the kernel was compiled for (its code has the
-  // in-kernel wait only from compute capability 9.0 on: a binary built for
-  // 8.x and compiled just in time for a 9.0 device must not launch early).
-  // Fixed for the process: asked once.
-  static const int ptx_version = [kernel] {
-    cudaFuncAttributes attributes{};
-    return cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess ? attributes.ptxVersion : 0;
-  }();
-  cudaLaunchAttribute dependent[1];
-  dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  dependent[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>((n + detail::row_sum_rows - 1) / detail::row_sum_rows));
-  config.blockDim = dim3(detail::row_sum_slices * detail::row_sum_rows);
-  config.stream = space.cuda_stream();
-  config.attrs = dependent;
-  config.numAttrs = ptx_version >= 90 && space.cuda_device_prop().major >= 9 ? 1 : 0;
-  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, rows, n);
+  const cudaError_t status = launch_dependent<detail::sum_row_partials_kernel<Rows>>(
+      true, space, dim3(static_cast<unsigned>((n + detail::row_sum_rows - 1) / detail::row_sum_rows)),
+      dim3(detail::row_sum_slices * detail::row_sum_rows), 0, rows, n);
   if (status != cudaSuccess)
     throw BackendError("cudaLaunchKernelEx (sum_row_partials)", status, cudaGetErrorString(status));
 }

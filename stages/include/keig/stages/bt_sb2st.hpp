@@ -745,6 +745,8 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   // V and W of `copies` batches (copy c: batches c, c + copies, ...); T
   // serves one batch at a time.
   const index_t stride = detail::bt_sb2st_factor_stride<T>(ldv, sigma, fold);  // V's and W's block to block
+  // The same stride in doubles once the window kernel's packing has run.
+  const index_t packed_stride = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(T)));
   const index_t copy_size = factor_slots * stride;
   T* const tbase = work.data();
   T* const vbase = tbase + factor_slots * sigma * sigma;
@@ -907,7 +909,6 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
         // 1. V, T, W = V T in one launch from the reflectors, packed for the
         // window kernel (a dependent of the window launch of the batch
         // before, which reads the other copy).
-        const index_t packed_stride = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(T)));
         backends::cuda::form_band_block_factors(
             ctx, count, reflectors.data(), leading_dimension(reflectors), n, b,
             reinterpret_cast<const index_t*>(plan.data() + gk), reinterpret_cast<double*>(vcopy),
@@ -1088,7 +1089,6 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
         if (!fused_factors) backends::cuda::pack_band_blocks(ctx, count, vcopy, wcopy, ldv, stride);
         const double* const vpacked = reinterpret_cast<const double*>(vcopy);
         const double* const wpacked = reinterpret_cast<const double*>(wcopy);
-        const index_t packed_stride = backends::cuda::band_block_packed_stride(stride, static_cast<int>(sizeof(T)));
         if (queued > 0) {
           // The launch once `copies` batches are formed (or at the last):
           // the next batch's factors overwrite copy 0, after the launch in
