@@ -279,6 +279,24 @@ index_t two_stage_band(index_t n, bool vectors, const Options& options) {
   if (b > n - 1) b = n > 1 ? n - 1 : 1;  // a wider band is the whole matrix
   return b;
 }
+// Whether the two-stage back-transformations run on a copy of Z with
+// 256-byte aligned columns: on devices, for all pairs (the copy then takes
+// the bytes stedc's n x n workspace took), where Z's columns do not all
+// start on 64-byte lines. Both lose there: bt_sb2st's window kernel moves
+// whole lines of a column's rows, and cuBLAS's gemms in bt_sy2sb run slower
+// on columns off 32-byte sectors. H200, generalized solve at n = 20694 with
+// ld = n (16 bytes off on odd columns), the copies in and out included:
+// bt_sb2st 0.981 -> 0.962 s, bt_sy2sb 0.382 -> 0.373 s (docs/measurements.md).
+inline bool back_transform_copy_possible(bool device, bool vectors, const Range& range) {
+  return device && vectors && range.kind == Range::Kind::All;
+}
+template <class T, class ExecSpace>
+bool back_transform_on_aligned_copy(const Matrix<T, ExecSpace>& z, bool vectors, const Range& range) {
+  constexpr index_t line = 64;
+  return back_transform_copy_possible(stages::is_device_space_v<ExecSpace>, vectors, range) && z.extent(1) > 1 &&
+         (leading_dimension(z) * static_cast<index_t>(sizeof(T))) % line != 0;
+}
+
 // One workspace serves both back-transformations, one after the other.
 template <class T, class ExecSpace>
 index_t two_stage_back_workspace(const ExecSpace& space, index_t n, index_t b, index_t m) {
@@ -307,6 +325,9 @@ void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, boo
   tridiagonal_stage_workspace<T, ExecSpace>(size, n, vectors, options);
   if (vectors && m > 0) {
     const auto frame = size.frame();
+    // Counted whatever Z's leading dimension (not known here).
+    if (back_transform_copy_possible(stages::is_device_space_v<ExecSpace>, vectors, options.range))
+      size.add_matrix<T>(n, m);
     size.add<T>(two_stage_back_workspace<T>(space, n, b, m));
   }
 }
@@ -346,11 +367,17 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
     const auto tuning = stages::bt_sb2st_default_tuning<ExecSpace, T>(space, m);
     const index_t nbq = stages::bt_sy2sb_block<ExecSpace>(b, m);
     const auto frame = arena.frame();
+    const bool copied = back_transform_on_aligned_copy<T, ExecSpace>(z, vectors, options.range);
+    const Matrix<T, ExecSpace> y = copied ? arena.template matrix<T>("keig::back_transform::z", n, m) : zm;
     const auto work = arena.template vector<T>("keig::back_transform::work", two_stage_back_workspace<T>(space, n, b, m));
-    stage("keig::bt_sb2st", cx * backtransform_flops(n, m),
-          [&] { stages::bt_sb2st<T, ExecSpace>(ctx, b, a, zm, work, tuning); });
-    stage("keig::bt_sy2sb", cx * backtransform_flops(n, m),
-          [&] { stages::bt_sy2sb<T, ExecSpace>(ctx, a, b, tau, zm, work, nbq); });
+    stage("keig::bt_sb2st", cx * backtransform_flops(n, m), [&] {
+      if (copied) copy_matrix(space, zm, y);
+      stages::bt_sb2st<T, ExecSpace>(ctx, b, a, y, work, tuning);
+    });
+    stage("keig::bt_sy2sb", cx * backtransform_flops(n, m), [&] {
+      stages::bt_sy2sb<T, ExecSpace>(ctx, a, b, tau, y, work, nbq);
+      if (copied) copy_matrix(space, y, zm);
+    });
   }
   return m;
 }
