@@ -287,13 +287,14 @@ index_t two_stage_band(index_t n, bool vectors, const Options& options) {
 // on columns off 32-byte sectors. H200, generalized solve at n = 20694 with
 // ld = n (16 bytes off on odd columns), the copies in and out included:
 // bt_sb2st 0.981 -> 0.962 s, bt_sy2sb 0.382 -> 0.373 s (docs/measurements.md).
-inline bool back_transform_copy_possible(bool device, bool vectors, const Range& range) {
-  return device && vectors && range.kind == Range::Kind::All;
+template <class ExecSpace>
+bool back_transform_copy_possible(bool vectors, const Range& range) {
+  return stages::is_device_space_v<ExecSpace> && vectors && range.kind == Range::Kind::All;
 }
 template <class T, class ExecSpace>
 bool back_transform_on_aligned_copy(const Matrix<T, ExecSpace>& z, bool vectors, const Range& range) {
   constexpr index_t line = 64;
-  return back_transform_copy_possible(stages::is_device_space_v<ExecSpace>, vectors, range) && z.extent(1) > 1 &&
+  return back_transform_copy_possible<ExecSpace>(vectors, range) && z.extent(1) > 1 &&
          (leading_dimension(z) * static_cast<index_t>(sizeof(T))) % line != 0;
 }
 
@@ -307,7 +308,8 @@ index_t two_stage_back_workspace(const ExecSpace& space, index_t n, index_t b, i
 }
 
 template <class T, class ExecSpace>
-void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, bool vectors, const Options& options) {
+void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, bool vectors, const Options& options,
+                         bool z_copied) {
   using R = real_t<T>;
   const index_t b = two_stage_band<ExecSpace>(n, vectors, options), m = known_wanted(options.range, n);
   size.add<T>(n);  // tau
@@ -325,9 +327,7 @@ void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, boo
   tridiagonal_stage_workspace<T, ExecSpace>(size, n, vectors, options);
   if (vectors && m > 0) {
     const auto frame = size.frame();
-    // Counted whatever Z's leading dimension (not known here).
-    if (back_transform_copy_possible(stages::is_device_space_v<ExecSpace>, vectors, options.range))
-      size.add_matrix<T>(n, m);
+    if (z_copied) size.add_matrix<T>(n, m);  // back_transform_on_aligned_copy
     size.add<T>(two_stage_back_workspace<T>(space, n, b, m));
   }
 }
@@ -388,9 +388,11 @@ inline bool generalized_factor_copied(Problem problem, const Options& options) {
 }
 
 // The bytes of the arena solve_own_pipeline takes: its pieces in its frames.
+// z_copied: the two-stage back-transformations run on an aligned copy of Z
+// (back_transform_on_aligned_copy).
 template <class T, class ExecSpace>
 std::size_t own_pipeline_workspace(const ExecSpace& space, index_t n, Problem problem, Method method,
-                                   const Options& options) {
+                                   const Options& options, bool z_copied) {
   const index_t known = known_wanted(options.range, n);
   ArenaSize size;
   if (generalized_factor_copied(problem, options)) size.add_matrix<T>(n, n);  // L
@@ -399,7 +401,7 @@ std::size_t own_pipeline_workspace(const ExecSpace& space, index_t n, Problem pr
     size.add<T>(stages::sygst_workspace_size<T, ExecSpace>(n));
   }
   if (method == Method::TwoStage)
-    two_stage_workspace<T, ExecSpace>(size, space, n, problem.vectors, options);
+    two_stage_workspace<T, ExecSpace>(size, space, n, problem.vectors, options, z_copied);
   else
     one_stage_workspace<T, ExecSpace>(size, n, problem.vectors, options);
   if (problem.generalized && problem.vectors && known > 0) {
@@ -446,7 +448,10 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   Arena<ExecSpace> arena =
       options.workspace != nullptr
           ? Arena<ExecSpace>(space, "keig::workspace", options.workspace, options.workspace_size)
-          : Arena<ExecSpace>(space, "keig::workspace", own_pipeline_workspace<T>(space, n, problem, method, options));
+          : Arena<ExecSpace>(space, "keig::workspace",
+                             own_pipeline_workspace<T>(space, n, problem, method, options,
+                                                       back_transform_on_aligned_copy<T, ExecSpace>(z, problem.vectors,
+                                                                                                    options.range)));
   result.workspace_bytes = arena.capacity();
   const auto standard = [&](Uplo uplo) {
     return two_stage ? solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena)
@@ -569,8 +574,12 @@ template <class T, class ExecSpace>
 std::size_t workspace_bytes(const ExecSpace& space, index_t n, Problem problem, const Options& options) {
   const Method method = options.method == Method::Auto ? choose_method<T, ExecSpace>(n, problem, options) : options.method;
   if (method == Method::Vendor || n <= 0) return 0;
-  // The alignment slack: Arena starts the caller's memory on a 256-byte boundary.
-  return own_pipeline_workspace<T>(space, n, problem, method, options) + arena_alignment;
+  // The alignment slack: Arena starts the caller's memory on a 256-byte
+  // boundary. Z's layout is not known here: its aligned copy is counted
+  // wherever it may be taken.
+  return own_pipeline_workspace<T>(space, n, problem, method, options,
+                                   back_transform_copy_possible<ExecSpace>(problem.vectors, options.range)) +
+         arena_alignment;
 }
 
 // A caller's workspace: both fields or neither, and large enough.

@@ -279,7 +279,8 @@ double vendor_seconds(const keig::Result& r, const std::string& name) {
   return 0;
 }
 
-// "sytrd=0.8s tridiagonal=3.5s ...": a run's stages without the keig:: prefix.
+// "sytrd=0.8s tridiagonal=3.5s ... workspace=1.2GB": a run's stages without the
+// keig:: prefix, and the workspace it took.
 std::string stage_seconds(const keig::Result& r) {
   std::ostringstream out;
   double staged = 0;
@@ -288,6 +289,7 @@ std::string stage_seconds(const keig::Result& r) {
     staged += s.seconds;
   }
   out << "outside stages=" << r.seconds - staged << "s ";  // checks, allocations, frees
+  out << "workspace=" << double(r.workspace_bytes) / 1e9 << "GB ";
   return out.str();
 }
 
