@@ -292,10 +292,27 @@ bool back_transform_copy_possible(bool vectors, const Range& range) {
   return stages::is_device_space_v<ExecSpace> && vectors && range.kind == Range::Kind::All;
 }
 template <class T, class ExecSpace>
-bool back_transform_on_aligned_copy(const Matrix<T, ExecSpace>& z, bool vectors, const Range& range) {
+bool columns_off_lines(const Matrix<T, ExecSpace>& m) {
   constexpr index_t line = 64;
-  return back_transform_copy_possible<ExecSpace>(vectors, range) && z.extent(1) > 1 &&
-         (leading_dimension(z) * static_cast<index_t>(sizeof(T))) % line != 0;
+  return m.extent(1) > 1 && (leading_dimension(m) * static_cast<index_t>(sizeof(T))) % line != 0;
+}
+template <class T, class ExecSpace>
+bool back_transform_on_aligned_copy(const Matrix<T, ExecSpace>& z, bool vectors, const Range& range) {
+  return back_transform_copy_possible<ExecSpace>(vectors, range) && columns_off_lines<T, ExecSpace>(z);
+}
+// Whether the two-stage reduction (sy2sb and sb2st, and a generalized
+// problem's sygst before them) runs on a copy of A with 256-byte aligned
+// columns, where A's start off 64-byte lines: in the same solves as
+// back_transform_on_aligned_copy, whose tridiagonal step and
+// back-transformations take n x n bytes after the reduction, so the copy
+// lives in those (the peak grows at most by sy2sb's workspace over stedc's
+// S panel). cuBLAS's syr2k and gemms there run slower on columns off 32-byte
+// sectors (H200, generalized n = 20694, ld = n against aligned columns: sygst
+// 0.235 / 0.220 s, sy2sb 0.422 / 0.395 s). After sb2st the copy goes back to
+// A, which then holds the reflectors the back-transformations read.
+template <class T, class ExecSpace>
+bool reduction_on_aligned_copy(const Matrix<T, ExecSpace>& a, bool vectors, const Range& range) {
+  return back_transform_copy_possible<ExecSpace>(vectors, range) && columns_off_lines<T, ExecSpace>(a);
 }
 
 // One workspace serves both back-transformations, one after the other.
@@ -309,20 +326,28 @@ index_t two_stage_back_workspace(const ExecSpace& space, index_t n, index_t b, i
 
 template <class T, class ExecSpace>
 void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, bool vectors, const Options& options,
-                         bool z_copied) {
+                         bool generalized, bool a_copied, bool z_copied) {
   using R = real_t<T>;
   const index_t b = two_stage_band<ExecSpace>(n, vectors, options), m = known_wanted(options.range, n);
   size.add<T>(n);  // tau
-  {
-    const auto frame = size.frame();
-    size.add<T>(stages::sy2sb_workspace_size<T, ExecSpace>(n, b));
-  }
   size.add<R>(n);  // d
   size.add<R>(n);  // e
   {
-    const auto frame = size.frame();
-    size.add_matrix<T>(stages::sb2st_band_rows(b), n, stages::sb2st_band_rows(b));
-    size.add<T>(stages::sb2st_workspace_size(n, b));
+    const auto reduction = size.frame();
+    if (a_copied) size.add_matrix<T>(n, n);  // reduction_on_aligned_copy
+    if (generalized) {
+      const auto frame = size.frame();
+      size.add<T>(stages::sygst_workspace_size<T, ExecSpace>(n));
+    }
+    {
+      const auto frame = size.frame();
+      size.add<T>(stages::sy2sb_workspace_size<T, ExecSpace>(n, b));
+    }
+    {
+      const auto frame = size.frame();
+      size.add_matrix<T>(stages::sb2st_band_rows(b), n, stages::sb2st_band_rows(b));
+      size.add<T>(stages::sb2st_workspace_size(n, b));
+    }
   }
   tridiagonal_stage_workspace<T, ExecSpace>(size, n, vectors, options);
   if (vectors && m > 0) {
@@ -332,34 +357,48 @@ void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, boo
   }
 }
 
-template <class T, class ExecSpace>
+// before_reduction(c, from_a): the stages that run on A before sy2sb (a
+// generalized problem's sygst), given the matrix the reduction runs on;
+// from_a: c is reduction_on_aligned_copy's copy, still to be filled from A.
+// Returns whether it filled it.
+template <class T, class ExecSpace, class BeforeReduction>
 index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
                                  Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<real_t<T>, ExecSpace>& w_all,
                                  const Matrix<T, ExecSpace>& z, bool vectors, const Options& options,
-                                 Arena<ExecSpace>& arena) {
+                                 Arena<ExecSpace>& arena, const BeforeReduction& before_reduction) {
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
   const index_t b = two_stage_band<ExecSpace>(n, vectors, options);
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
   const auto tau = arena.template vector<T>("keig::sy2sb::tau", n);
-  {
-    const auto frame = arena.frame();
-    const auto work = arena.template vector<T>("keig::sy2sb::work", stages::sy2sb_workspace_size<T, ExecSpace>(n, b));
-    stage("keig::sy2sb", cx * reduction_flops(n), [&] { stages::sy2sb<T, ExecSpace>(ctx, uplo, a, tau, work, b); });
-  }
   const auto d = arena.template vector<R>("keig::sb2st::d", n);
   const auto e = arena.template vector<R>("keig::sb2st::e", n);
   {
-    const auto frame = arena.frame();
-    const index_t rows = stages::sb2st_band_rows(b);
-    const auto ab = arena.template matrix<T>("keig::sb2st::band", rows, n, rows);
-    const auto work = arena.template vector<T>("keig::sb2st::work", stages::sb2st_workspace_size(n, b));
-    // Model: about 6 b^2 flops per step, n/b steps per sweep, n sweeps.
-    stage("keig::sb2st", cx * 6.0 * double(n) * n * b, [&] {
-      stages::dense_to_band<T, ExecSpace>(space, a, b, ab);
-      stages::sb2st<T, ExecSpace>(space, b, ab, d, e, vectors ? a : Matrix<T, ExecSpace>(), work);
-    });
+    const auto reduction = arena.frame();
+    const bool copied = reduction_on_aligned_copy<T, ExecSpace>(a, vectors, options.range);
+    const Matrix<T, ExecSpace> c = copied ? arena.template matrix<T>("keig::reduction::a", n, n) : a;
+    const bool filled = before_reduction(c, copied);
+    {
+      const auto frame = arena.frame();
+      const auto work = arena.template vector<T>("keig::sy2sb::work", stages::sy2sb_workspace_size<T, ExecSpace>(n, b));
+      stage("keig::sy2sb", cx * reduction_flops(n), [&] {
+        if (copied && !filled) copy_matrix(space, a, c);
+        stages::sy2sb<T, ExecSpace>(ctx, uplo, c, tau, work, b);
+      });
+    }
+    {
+      const auto frame = arena.frame();
+      const index_t rows = stages::sb2st_band_rows(b);
+      const auto ab = arena.template matrix<T>("keig::sb2st::band", rows, n, rows);
+      const auto work = arena.template vector<T>("keig::sb2st::work", stages::sb2st_workspace_size(n, b));
+      // Model: about 6 b^2 flops per step, n/b steps per sweep, n sweeps.
+      stage("keig::sb2st", cx * 6.0 * double(n) * n * b, [&] {
+        stages::dense_to_band<T, ExecSpace>(space, c, b, ab);
+        stages::sb2st<T, ExecSpace>(space, b, ab, d, e, vectors ? c : Matrix<T, ExecSpace>(), work);
+        if (copied) copy_matrix(space, c, a);  // sy2sb's and sb2st's reflectors, for the back-transformations
+      });
+    }
   }
   const index_t m = tridiagonal_stage<T>(ctx, stage, d, e, w_all, z, vectors, options, arena);
   if (vectors && m > 0) {
@@ -388,22 +427,25 @@ inline bool generalized_factor_copied(Problem problem, const Options& options) {
 }
 
 // The bytes of the arena solve_own_pipeline takes: its pieces in its frames.
-// z_copied: the two-stage back-transformations run on an aligned copy of Z
-// (back_transform_on_aligned_copy).
+// a_copied, z_copied: the two-stage reduction and back-transformations run
+// on aligned copies of A and Z (reduction_on_aligned_copy,
+// back_transform_on_aligned_copy).
 template <class T, class ExecSpace>
 std::size_t own_pipeline_workspace(const ExecSpace& space, index_t n, Problem problem, Method method,
-                                   const Options& options, bool z_copied) {
+                                   const Options& options, bool a_copied, bool z_copied) {
   const index_t known = known_wanted(options.range, n);
   ArenaSize size;
   if (generalized_factor_copied(problem, options)) size.add_matrix<T>(n, n);  // L
-  if (problem.generalized) {
-    const auto frame = size.frame();
-    size.add<T>(stages::sygst_workspace_size<T, ExecSpace>(n));
-  }
-  if (method == Method::TwoStage)
-    two_stage_workspace<T, ExecSpace>(size, space, n, problem.vectors, options, z_copied);
-  else
+  if (method == Method::TwoStage) {
+    two_stage_workspace<T, ExecSpace>(size, space, n, problem.vectors, options, problem.generalized, a_copied,
+                                      z_copied);
+  } else {
+    if (problem.generalized) {
+      const auto frame = size.frame();
+      size.add<T>(stages::sygst_workspace_size<T, ExecSpace>(n));
+    }
     one_stage_workspace<T, ExecSpace>(size, n, problem.vectors, options);
+  }
   if (problem.generalized && problem.vectors && known > 0) {
     const auto frame = size.frame();
     size.add<T>(stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, known));
@@ -449,19 +491,39 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
       options.workspace != nullptr
           ? Arena<ExecSpace>(space, "keig::workspace", options.workspace, options.workspace_size)
           : Arena<ExecSpace>(space, "keig::workspace",
-                             own_pipeline_workspace<T>(space, n, problem, method, options,
-                                                       back_transform_on_aligned_copy<T, ExecSpace>(z, problem.vectors,
-                                                                                                    options.range)));
+                             own_pipeline_workspace<T>(
+                                 space, n, problem, method, options,
+                                 reduction_on_aligned_copy<T, ExecSpace>(a, problem.vectors, options.range),
+                                 back_transform_on_aligned_copy<T, ExecSpace>(z, problem.vectors, options.range)));
   result.workspace_bytes = arena.capacity();
-  const auto standard = [&](Uplo uplo) {
-    return two_stage ? solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena)
-                     : solve_one_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena);
+  // The generalized problem's sygst on c, filled from A first where from_a.
+  const auto sygst_stage = [&](const Matrix<T, ExecSpace>& c, const Matrix<T, ExecSpace>& l, bool from_a) {
+    const double cx = is_complex_v<T> ? 4.0 : 1.0;
+    stage("keig::sygst", cx * stages::sygst_flops(n), [&] {
+      if (from_a) copy_matrix(space, a, c);
+      if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, c);
+      const auto frame = arena.frame();
+      const auto work = arena.template vector<T>("keig::sygst::work", stages::sygst_workspace_size<T, ExecSpace>(n));
+      stages::sygst<T, ExecSpace>(ctx, options.generalized_type, c, l, 0, work);
+    });
+    return from_a;
+  };
+  // The standard problem for A (l empty) or for C = sygst(A, l).
+  const auto standard = [&](Uplo uplo, const Matrix<T, ExecSpace>& l) {
+    if (two_stage) {
+      return solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena,
+                                      [&](const Matrix<T, ExecSpace>& c, bool from_a) {
+                                        return l.data() != nullptr && sygst_stage(c, l, from_a);
+                                      });
+    }
+    if (l.data() != nullptr) sygst_stage(a, l, false);
+    return solve_one_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena);
   };
   const auto finish = [&](index_t m) {
     result.workspace_fallbacks = arena.fallbacks();
     return m;
   };
-  if (!problem.generalized) return finish(standard(options.uplo));
+  if (!problem.generalized) return finish(standard(options.uplo, Matrix<T, ExecSpace>()));
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
   // L, the lower Cholesky factor of B (B = L L^H): B itself when the caller
   // passes a lower factor, otherwise a copy with 256-byte aligned columns
@@ -474,13 +536,7 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
           if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, l);  // U^H = L
           if (!options.b_factored) backends::potrf<T>(ctx, Uplo::Lower, l, "B");
         });
-  stage("keig::sygst", cx * stages::sygst_flops(n), [&] {
-    if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, a);
-    const auto frame = arena.frame();
-    const auto work = arena.template vector<T>("keig::sygst::work", stages::sygst_workspace_size<T, ExecSpace>(n));
-    stages::sygst<T, ExecSpace>(ctx, options.generalized_type, a, l, 0, work);
-  });
-  const index_t m = standard(Uplo::Lower);
+  const index_t m = standard(Uplo::Lower, l);
   if (problem.vectors && m > 0)
     stage("keig::bt_sygst", cx * double(n) * n * m, [&] {
       const auto frame = arena.frame();
@@ -575,11 +631,10 @@ std::size_t workspace_bytes(const ExecSpace& space, index_t n, Problem problem, 
   const Method method = options.method == Method::Auto ? choose_method<T, ExecSpace>(n, problem, options) : options.method;
   if (method == Method::Vendor || n <= 0) return 0;
   // The alignment slack: Arena starts the caller's memory on a 256-byte
-  // boundary. Z's layout is not known here: its aligned copy is counted
-  // wherever it may be taken.
-  return own_pipeline_workspace<T>(space, n, problem, method, options,
-                                   back_transform_copy_possible<ExecSpace>(problem.vectors, options.range)) +
-         arena_alignment;
+  // boundary. A's and Z's layouts are not known here: their aligned copies
+  // are counted wherever they may be taken.
+  const bool copies = back_transform_copy_possible<ExecSpace>(problem.vectors, options.range);
+  return own_pipeline_workspace<T>(space, n, problem, method, options, copies, copies) + arena_alignment;
 }
 
 // A caller's workspace: both fields or neither, and large enough.
