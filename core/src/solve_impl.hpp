@@ -269,8 +269,12 @@ index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
 }
 
 // ---- Method::TwoStage: sy2sb (BLAS-3), sb2st (bulge chasing), tridiagonal,
-// bt_sb2st, bt_sy2sb. Beyond A and Z it takes O(n b) only: sb2st keeps
-// its reflectors in A's strict upper triangle, free once sy2sb is done.
+// bt_sb2st, bt_sy2sb. Beyond A and Z its stages take O(n b) (sb2st keeps
+// its reflectors in A's strict upper triangle, free once sy2sb is done) and,
+// for all pairs, stedc's n x n matrix, whose bytes hold aligned copies of A
+// and Z on GPUs where the caller's columns are not aligned (Z's beside the
+// back-transformations' own workspace: reduction_on_aligned_copy,
+// back_transform_on_aligned_copy).
 template <class ExecSpace>
 index_t two_stage_band(index_t n, bool vectors, const Options& options) {
   index_t b = options.band_width > 0
