@@ -500,9 +500,9 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
                                  reduction_on_aligned_copy<T, ExecSpace>(a, problem.vectors, options.range),
                                  back_transform_on_aligned_copy<T, ExecSpace>(z, problem.vectors, options.range)));
   result.workspace_bytes = arena.capacity();
+  const double cx = is_complex_v<T> ? 4.0 : 1.0;
   // The generalized problem's sygst on c, filled from A first where from_a.
   const auto sygst_stage = [&](const Matrix<T, ExecSpace>& c, const Matrix<T, ExecSpace>& l, bool from_a) {
-    const double cx = is_complex_v<T> ? 4.0 : 1.0;
     stage("keig::sygst", cx * stages::sygst_flops(n), [&] {
       if (from_a) copy_matrix(space, a, c);
       if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, c);
@@ -528,7 +528,6 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
     return m;
   };
   if (!problem.generalized) return finish(standard(options.uplo, Matrix<T, ExecSpace>()));
-  const double cx = is_complex_v<T> ? 4.0 : 1.0;
   // L, the lower Cholesky factor of B (B = L L^H): B itself when the caller
   // passes a lower factor, otherwise a copy with 256-byte aligned columns
   // (B is never modified; sygst's and its back-transformation's BLAS-3 run
