@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -284,11 +285,12 @@ index_t two_stage_band(index_t n, bool vectors, const Options& options) {
   return b;
 }
 // Whether the two-stage back-transformations run on a copy of Z with
-// 256-byte aligned columns: on devices, for all pairs (the copy then takes
-// the bytes stedc's n x n workspace took), where Z's columns do not all
-// start on 64-byte lines. Both lose there: bt_sb2st's window kernel moves
-// whole lines of a column's rows, and cuBLAS's gemms in bt_sy2sb run slower
-// on columns off 32-byte sectors. H200, generalized solve at n = 20694 with
+// 256-byte aligned columns (and a generalized problem's bt_sygst after
+// them): on devices, for all pairs (the copy then takes the bytes stedc's
+// n x n workspace took), where Z's columns do not all start on 64-byte
+// lines. All lose there: bt_sb2st's window kernel moves whole lines of a
+// column's rows, and cuBLAS's gemms in bt_sy2sb and bt_sygst run slower on
+// columns off 32-byte sectors. H200, generalized solve at n = 20694 with
 // ld = n (16 bytes off on odd columns), the copies in and out included:
 // bt_sb2st 0.981 -> 0.962 s, bt_sy2sb 0.382 -> 0.373 s (docs/measurements.md).
 template <class ExecSpace>
@@ -357,7 +359,14 @@ void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, boo
   if (vectors && m > 0) {
     const auto frame = size.frame();
     if (z_copied) size.add_matrix<T>(n, m);  // back_transform_on_aligned_copy
-    size.add<T>(two_stage_back_workspace<T>(space, n, b, m));
+    {
+      const auto back = size.frame();
+      size.add<T>(two_stage_back_workspace<T>(space, n, b, m));
+    }
+    if (generalized) {
+      const auto back = size.frame();
+      size.add<T>(stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, m));
+    }
   }
 }
 
@@ -365,11 +374,18 @@ void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, boo
 // generalized problem's sygst), given the matrix the reduction runs on;
 // from_a: c is reduction_on_aligned_copy's copy, still to be filled from A.
 // Returns whether it filled it.
+// after_back_transforms(y, z_out), where given: the stages that run on the
+// eigenvectors after bt_sy2sb (a generalized problem's bt_sygst), on y,
+// back_transform_on_aligned_copy's copy or Z's first m columns; where z_out
+// is not empty it ends by copying y to it (Z's columns).
+template <class T, class ExecSpace>
+using AfterBackTransforms = std::function<void(const Matrix<T, ExecSpace>& y, const Matrix<T, ExecSpace>& z_out)>;
 template <class T, class ExecSpace, class BeforeReduction>
 index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageRecorder<ExecSpace>& stage,
                                  Uplo uplo, const Matrix<T, ExecSpace>& a, const Vector<real_t<T>, ExecSpace>& w_all,
                                  const Matrix<T, ExecSpace>& z, bool vectors, const Options& options,
-                                 Arena<ExecSpace>& arena, const BeforeReduction& before_reduction) {
+                                 Arena<ExecSpace>& arena, const BeforeReduction& before_reduction,
+                                 const AfterBackTransforms<T, ExecSpace>& after_back_transforms) {
   using R = real_t<T>;
   const ExecSpace& space = ctx.space();
   const index_t n = a.extent(0);
@@ -412,15 +428,21 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
     const auto frame = arena.frame();
     const bool copied = back_transform_on_aligned_copy<T, ExecSpace>(z, vectors, options.range);
     const Matrix<T, ExecSpace> y = copied ? arena.template matrix<T>("keig::back_transform::z", n, m) : zm;
-    const auto work = arena.template vector<T>("keig::back_transform::work", two_stage_back_workspace<T>(space, n, b, m));
-    stage("keig::bt_sb2st", cx * backtransform_flops(n, m), [&] {
-      if (copied) copy_matrix(space, zm, y);
-      stages::bt_sb2st<T, ExecSpace>(ctx, b, a, y, work, tuning);
-    });
-    stage("keig::bt_sy2sb", cx * backtransform_flops(n, m), [&] {
-      stages::bt_sy2sb<T, ExecSpace>(ctx, a, b, tau, y, work, nbq);
-      if (copied) copy_matrix(space, y, zm);
-    });
+    const bool after = static_cast<bool>(after_back_transforms);
+    {
+      const auto back = arena.frame();
+      const auto work =
+          arena.template vector<T>("keig::back_transform::work", two_stage_back_workspace<T>(space, n, b, m));
+      stage("keig::bt_sb2st", cx * backtransform_flops(n, m), [&] {
+        if (copied) copy_matrix(space, zm, y);
+        stages::bt_sb2st<T, ExecSpace>(ctx, b, a, y, work, tuning);
+      });
+      stage("keig::bt_sy2sb", cx * backtransform_flops(n, m), [&] {
+        stages::bt_sy2sb<T, ExecSpace>(ctx, a, b, tau, y, work, nbq);
+        if (copied && !after) copy_matrix(space, y, zm);
+      });
+    }
+    if (after) after_back_transforms(y, copied ? zm : Matrix<T, ExecSpace>());
   }
   return m;
 }
@@ -450,7 +472,9 @@ std::size_t own_pipeline_workspace(const ExecSpace& space, index_t n, Problem pr
     }
     one_stage_workspace<T, ExecSpace>(size, n, problem.vectors, options);
   }
-  if (problem.generalized && problem.vectors && known > 0) {
+  // The two-stage pipeline runs bt_sygst in its back-transformation frame
+  // (after_back_transforms), beside Z's aligned copy.
+  if (method != Method::TwoStage && problem.generalized && problem.vectors && known > 0) {
     const auto frame = size.frame();
     size.add<T>(stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, known));
   }
@@ -512,22 +536,44 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
     });
     return from_a;
   };
-  // The standard problem for A (l empty) or for C = sygst(A, l).
-  const auto standard = [&](Uplo uplo, const Matrix<T, ExecSpace>& l) {
+  // The generalized problem's back-transformation of the eigenvectors y of
+  // C, then y copied to z_out where that is not empty.
+  const auto bt_sygst_stage = [&](const Matrix<T, ExecSpace>& l, const Matrix<T, ExecSpace>& y,
+                                  const Matrix<T, ExecSpace>& z_out) {
+    const index_t m = y.extent(1);
+    stage("keig::bt_sygst", cx * double(n) * n * m, [&] {
+      const auto frame = arena.frame();
+      const auto work = arena.template vector<T>(
+          "keig::bt_sygst::work",
+          stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, m));
+      stages::sygst_backtransform<T, ExecSpace>(ctx, options.generalized_type, l, y, 0, work);
+      if (z_out.data() != nullptr) copy_matrix(space, y, z_out);
+    });
+  };
+  // The standard problem for A (l empty) or for C = sygst(A, l), and for
+  // the latter the eigenvectors' back-transformation.
+  const auto solve_for = [&](Uplo uplo, const Matrix<T, ExecSpace>& l) {
+    const bool generalized = l.data() != nullptr;
     if (two_stage) {
-      return solve_two_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena,
-                                      [&](const Matrix<T, ExecSpace>& c, bool from_a) {
-                                        return l.data() != nullptr && sygst_stage(c, l, from_a);
-                                      });
+      // On GPUs bt_sygst runs on Z's aligned copy (back_transform_on_aligned_copy), as its gemms run faster
+      // there: H200, generalized n = 20694, aligned arrays against ld = n: 0.166 s against 0.172-0.177 s.
+      AfterBackTransforms<T, ExecSpace> after;
+      if (generalized)
+        after = [&](const Matrix<T, ExecSpace>& y, const Matrix<T, ExecSpace>& z_out) { bt_sygst_stage(l, y, z_out); };
+      return solve_two_stage_standard(
+          ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena,
+          [&](const Matrix<T, ExecSpace>& c, bool from_a) { return generalized && sygst_stage(c, l, from_a); }, after);
     }
-    if (l.data() != nullptr) sygst_stage(a, l, false);
-    return solve_one_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena);
+    if (generalized) sygst_stage(a, l, false);
+    const index_t m = solve_one_stage_standard(ctx, stage, uplo, a, w_all, z, problem.vectors, options, arena);
+    if (generalized && problem.vectors && m > 0) bt_sygst_stage(l, columns(z, 0, m), Matrix<T, ExecSpace>());
+    return m;
   };
   const auto finish = [&](index_t m) {
     result.workspace_fallbacks = arena.fallbacks();
     return m;
   };
-  if (!problem.generalized) return finish(standard(options.uplo, Matrix<T, ExecSpace>()));
+  if (!problem.generalized) return finish(solve_for(options.uplo, Matrix<T, ExecSpace>()));
   // L, the lower Cholesky factor of B (B = L L^H): B itself when the caller
   // passes a lower factor, otherwise a copy with 256-byte aligned columns
   // (B is never modified; sygst's and its back-transformation's BLAS-3 run
@@ -539,16 +585,7 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
           if (options.uplo == Uplo::Upper) stages::detail::mirror_upper_to_lower(space, l);  // U^H = L
           if (!options.b_factored) backends::potrf<T>(ctx, Uplo::Lower, l, "B");
         });
-  const index_t m = standard(Uplo::Lower, l);
-  if (problem.vectors && m > 0)
-    stage("keig::bt_sygst", cx * double(n) * n * m, [&] {
-      const auto frame = arena.frame();
-      const auto work = arena.template vector<T>(
-          "keig::bt_sygst::work",
-          stages::sygst_backtransform_workspace_size<T, ExecSpace>(options.generalized_type, n, m));
-      stages::sygst_backtransform<T, ExecSpace>(ctx, options.generalized_type, l, columns(z, 0, m), 0, work);
-    });
-  return finish(m);
+  return finish(solve_for(Uplo::Lower, l));
 }
 
 // Method::Auto: the fastest method measured for this backend and problem
