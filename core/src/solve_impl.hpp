@@ -555,8 +555,9 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   const auto solve_for = [&](Uplo uplo, const Matrix<T, ExecSpace>& l) {
     const bool generalized = l.data() != nullptr;
     if (two_stage) {
-      // On GPUs bt_sygst runs on Z's aligned copy (back_transform_on_aligned_copy), as its gemms run faster
-      // there: H200, generalized n = 20694, aligned arrays against ld = n: 0.166 s against 0.172-0.177 s.
+      // On GPUs bt_sygst runs on Z's aligned copy (back_transform_on_aligned_copy), whose columns its gemms
+      // read faster. H200, generalized n = 20694, ld = n, alternating processes: bt_sygst with the copy out
+      // 0.170-0.171 s against 0.173 s plus the 2 ms copy out after bt_sy2sb before.
       AfterBackTransforms<T, ExecSpace> after;
       if (generalized)
         after = [&](const Matrix<T, ExecSpace>& y, const Matrix<T, ExecSpace>& z_out) { bt_sygst_stage(l, y, z_out); };
