@@ -274,8 +274,7 @@ index_t solve_one_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
 // its reflectors in A's strict upper triangle, free once sy2sb is done) and,
 // for all pairs, stedc's n x n matrix, whose bytes hold aligned copies of A
 // and Z on GPUs where the caller's columns are not aligned (Z's beside the
-// back-transformations' own workspace: reduction_on_aligned_copy,
-// back_transform_on_aligned_copy).
+// back-transformations' own workspace: on_aligned_copy).
 template <class ExecSpace>
 index_t two_stage_band(index_t n, bool vectors, const Options& options) {
   index_t b = options.band_width > 0
@@ -284,41 +283,32 @@ index_t two_stage_band(index_t n, bool vectors, const Options& options) {
   if (b > n - 1) b = n > 1 ? n - 1 : 1;  // a wider band is the whole matrix
   return b;
 }
-// Whether the two-stage back-transformations run on a copy of Z with
-// 256-byte aligned columns (and a generalized problem's bt_sygst after
-// them): on devices, for all pairs (the copy then takes the bytes stedc's
-// n x n workspace took), where Z's columns do not all start on 64-byte
-// lines. All lose there: bt_sb2st's window kernel moves whole lines of a
-// column's rows, and cuBLAS's gemms in bt_sy2sb and bt_sygst run slower on
-// columns off 32-byte sectors. H200, generalized solve at n = 20694 with
-// ld = n (16 bytes off on odd columns), the copies in and out included:
-// bt_sb2st 0.981 -> 0.962 s, bt_sy2sb 0.382 -> 0.373 s (docs/measurements.md).
+// Whether a two-stage solve works on a copy with 256-byte aligned columns
+// of the caller's matrix m, A or Z: on devices, for all pairs, where m's
+// columns do not all start on 64-byte lines. cuBLAS's BLAS-3 and bt_sb2st's
+// window kernel (which moves whole lines of a column's rows) lose on
+// columns off 32-byte sectors.
+// - Z: the back-transformations (bt_sb2st, bt_sy2sb, then a generalized
+//   problem's bt_sygst) run on the copy, which takes the bytes stedc's
+//   n x n workspace took, beside their own workspace. H200, generalized
+//   solve at n = 20694 with ld = n (16 bytes off on odd columns), the copies
+//   in and out included: bt_sb2st 0.981 -> 0.962 s, bt_sy2sb 0.382 -> 0.373 s
+//   (docs/measurements.md).
+// - A: the reduction (a generalized problem's sygst, sy2sb and sb2st) runs
+//   on the copy, in the bytes the tridiagonal step and the
+//   back-transformations take after it (the peak grows at most by sy2sb's
+//   workspace over stedc's S panel): sygst 0.235 / 0.220 s, sy2sb 0.422 /
+//   0.395 s with ld = n / aligned columns. After sb2st the copy goes back to
+//   A, which then holds the reflectors the back-transformations read.
 template <class ExecSpace>
-bool back_transform_copy_possible(bool vectors, const Range& range) {
+bool aligned_copies_possible(bool vectors, const Range& range) {
   return stages::is_device_space_v<ExecSpace> && vectors && range.kind == Range::Kind::All;
 }
 template <class T, class ExecSpace>
-bool columns_off_lines(const Matrix<T, ExecSpace>& m) {
+bool on_aligned_copy(const Matrix<T, ExecSpace>& m, bool vectors, const Range& range) {
   constexpr index_t line = 64;
-  return m.extent(1) > 1 && (leading_dimension(m) * static_cast<index_t>(sizeof(T))) % line != 0;
-}
-template <class T, class ExecSpace>
-bool back_transform_on_aligned_copy(const Matrix<T, ExecSpace>& z, bool vectors, const Range& range) {
-  return back_transform_copy_possible<ExecSpace>(vectors, range) && columns_off_lines<T, ExecSpace>(z);
-}
-// Whether the two-stage reduction (sy2sb and sb2st, and a generalized
-// problem's sygst before them) runs on a copy of A with 256-byte aligned
-// columns, where A's start off 64-byte lines: in the same solves as
-// back_transform_on_aligned_copy, whose tridiagonal step and
-// back-transformations take n x n bytes after the reduction, so the copy
-// lives in those (the peak grows at most by sy2sb's workspace over stedc's
-// S panel). cuBLAS's syr2k and gemms there run slower on columns off 32-byte
-// sectors (H200, generalized n = 20694, ld = n against aligned columns: sygst
-// 0.235 / 0.220 s, sy2sb 0.422 / 0.395 s). After sb2st the copy goes back to
-// A, which then holds the reflectors the back-transformations read.
-template <class T, class ExecSpace>
-bool reduction_on_aligned_copy(const Matrix<T, ExecSpace>& a, bool vectors, const Range& range) {
-  return back_transform_copy_possible<ExecSpace>(vectors, range) && columns_off_lines<T, ExecSpace>(a);
+  return aligned_copies_possible<ExecSpace>(vectors, range) && m.extent(1) > 1 &&
+         (leading_dimension(m) * static_cast<index_t>(sizeof(T))) % line != 0;
 }
 
 // One workspace serves both back-transformations, one after the other.
@@ -340,7 +330,7 @@ void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, boo
   size.add<R>(n);  // e
   {
     const auto reduction = size.frame();
-    if (a_copied) size.add_matrix<T>(n, n);  // reduction_on_aligned_copy
+    if (a_copied) size.add_matrix<T>(n, n);  // on_aligned_copy(A)
     if (generalized) {
       const auto frame = size.frame();
       size.add<T>(stages::sygst_workspace_size<T, ExecSpace>(n));
@@ -358,7 +348,7 @@ void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, boo
   tridiagonal_stage_workspace<T, ExecSpace>(size, n, vectors, options);
   if (vectors && m > 0) {
     const auto frame = size.frame();
-    if (z_copied) size.add_matrix<T>(n, m);  // back_transform_on_aligned_copy
+    if (z_copied) size.add_matrix<T>(n, m);  // on_aligned_copy(Z)
     {
       const auto back = size.frame();
       size.add<T>(two_stage_back_workspace<T>(space, n, b, m));
@@ -372,11 +362,11 @@ void two_stage_workspace(ArenaSize& size, const ExecSpace& space, index_t n, boo
 
 // before_reduction(c, from_a): the stages that run on A before sy2sb (a
 // generalized problem's sygst), given the matrix the reduction runs on;
-// from_a: c is reduction_on_aligned_copy's copy, still to be filled from A.
+// from_a: c is A's aligned copy (on_aligned_copy), still to be filled from A.
 // Returns whether it filled it.
 // after_back_transforms(y, z_out), where given: the stages that run on the
 // eigenvectors after bt_sy2sb (a generalized problem's bt_sygst), on y,
-// back_transform_on_aligned_copy's copy or Z's first m columns; where z_out
+// Z's aligned copy (on_aligned_copy) or Z's first m columns; where z_out
 // is not empty it ends by copying y to it (Z's columns).
 template <class T, class ExecSpace>
 using AfterBackTransforms = std::function<void(const Matrix<T, ExecSpace>& y, const Matrix<T, ExecSpace>& z_out)>;
@@ -396,7 +386,7 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
   const auto e = arena.template vector<R>("keig::sb2st::e", n);
   {
     const auto reduction = arena.frame();
-    const bool copied = reduction_on_aligned_copy<T, ExecSpace>(a, vectors, options.range);
+    const bool copied = on_aligned_copy<T, ExecSpace>(a, vectors, options.range);
     const Matrix<T, ExecSpace> c = copied ? arena.template matrix<T>("keig::reduction::a", n, n) : a;
     const bool filled = before_reduction(c, copied);
     {
@@ -426,7 +416,7 @@ index_t solve_two_stage_standard(const backends::Context<ExecSpace>& ctx, StageR
     const auto tuning = stages::bt_sb2st_default_tuning<ExecSpace, T>(space, m);
     const index_t nbq = stages::bt_sy2sb_block<ExecSpace>(b, m);
     const auto frame = arena.frame();
-    const bool copied = back_transform_on_aligned_copy<T, ExecSpace>(z, vectors, options.range);
+    const bool copied = on_aligned_copy<T, ExecSpace>(z, vectors, options.range);
     const Matrix<T, ExecSpace> y = copied ? arena.template matrix<T>("keig::back_transform::z", n, m) : zm;
     const bool after = static_cast<bool>(after_back_transforms);
     {
@@ -454,8 +444,7 @@ inline bool generalized_factor_copied(Problem problem, const Options& options) {
 
 // The bytes of the arena solve_own_pipeline takes: its pieces in its frames.
 // a_copied, z_copied: the two-stage reduction and back-transformations run
-// on aligned copies of A and Z (reduction_on_aligned_copy,
-// back_transform_on_aligned_copy).
+// on aligned copies of A and Z (on_aligned_copy).
 template <class T, class ExecSpace>
 std::size_t own_pipeline_workspace(const ExecSpace& space, index_t n, Problem problem, Method method,
                                    const Options& options, bool a_copied, bool z_copied) {
@@ -521,8 +510,8 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
           : Arena<ExecSpace>(space, "keig::workspace",
                              own_pipeline_workspace<T>(
                                  space, n, problem, method, options,
-                                 reduction_on_aligned_copy<T, ExecSpace>(a, problem.vectors, options.range),
-                                 back_transform_on_aligned_copy<T, ExecSpace>(z, problem.vectors, options.range)));
+                                 on_aligned_copy<T, ExecSpace>(a, problem.vectors, options.range),
+                                 on_aligned_copy<T, ExecSpace>(z, problem.vectors, options.range)));
   result.workspace_bytes = arena.capacity();
   const double cx = is_complex_v<T> ? 4.0 : 1.0;
   // The generalized problem's sygst on c, filled from A first where from_a.
@@ -555,7 +544,7 @@ index_t solve_own_pipeline(const backends::Context<ExecSpace>& ctx, StageRecorde
   const auto solve_for = [&](Uplo uplo, const Matrix<T, ExecSpace>& l) {
     const bool generalized = l.data() != nullptr;
     if (two_stage) {
-      // On GPUs bt_sygst runs on Z's aligned copy (back_transform_on_aligned_copy), whose columns its gemms
+      // On GPUs bt_sygst runs on Z's aligned copy (on_aligned_copy), whose columns its gemms
       // read faster. H200, generalized n = 20694, ld = n, alternating processes: bt_sygst with the copy out
       // 0.170-0.171 s against 0.173 s plus the 2 ms copy out after bt_sy2sb before.
       AfterBackTransforms<T, ExecSpace> after;
@@ -674,7 +663,7 @@ std::size_t workspace_bytes(const ExecSpace& space, index_t n, Problem problem, 
   // The alignment slack: Arena starts the caller's memory on a 256-byte
   // boundary. A's and Z's layouts are not known here: their aligned copies
   // are counted wherever they may be taken.
-  const bool copies = back_transform_copy_possible<ExecSpace>(problem.vectors, options.range);
+  const bool copies = aligned_copies_possible<ExecSpace>(problem.vectors, options.range);
   return own_pipeline_workspace<T>(space, n, problem, method, options, copies, copies) + arena_alignment;
 }
 
