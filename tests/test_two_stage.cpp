@@ -406,6 +406,37 @@ TYPED_TEST(Sb2st, BlockedTuningsMatchReflectors) {
   }
 }
 
+// Queued sequences (queue_batches, queue_copies) against the reflector
+// kernel: every column on 64-column tiles, each batch of a launch in its own
+// copy of V and W; launches of one batch, launches cut short by the last
+// batch, copies to spare (the factor launches then run beside the launch
+// before) and a tiling left over (window_tiles, remainder_columns) that the
+// queue ignores.
+template <class T>
+void expect_queued_matches(const backends::Context<Space>& ctx, const BlockedReference<T>& ref) {
+  struct Queue {
+    index_t launch, copies;
+  };
+  for (index_t batch : {index_t(1), index_t(3)})
+    for (const Queue q : {Queue{1, 0}, Queue{1, 3}, Queue{2, 0}, Queue{2, 4}, Queue{5, 0}, Queue{5, 7}}) {
+      SCOPED_TRACE("queued n=" + std::to_string(ref.n) + " b=" + std::to_string(ref.b) + " m=" +
+                   std::to_string(ref.m) + " batch=" + std::to_string(batch) + " queue=" + std::to_string(q.launch) +
+                   ":" + std::to_string(q.copies));
+      stages::BtSb2stTuning tuning;
+      tuning.sweeps_per_block = 64;
+      tuning.chunk = ref.m;
+      tuning.t_factor = stages::BtSb2stTFactor::Gram;
+      tuning.fold_t = true;
+      tuning.window_apply = true;
+      tuning.queue_batches = q.launch;
+      tuning.queue_copies = q.copies;
+      tuning.window_tiles = q.launch == 2 ? 1 : 0;
+      tuning.remainder_columns = q.launch == 2 ? 32 : 0;
+      tuning.waves_per_batch = batch;
+      ref.expect_match(ctx, tuning);
+    }
+}
+
 // The window apply (BtSb2stTuning::window_apply: on CUDA devices, every
 // scalar, sigma = 64, b <= 65, one kernel per batch over tiles of 64 or 128
 // window columns, half as many columns of a complex Z) against the
@@ -448,27 +479,11 @@ TYPED_TEST(Sb2st, WindowApplyMatchesReflectors) {
         tuning.waves_per_batch = batch;
         ref.expect_match(ctx, tuning);
       }
-    // Queued launches (queue_batches): every column on 64-column tiles, the
-    // batches of one launch in their own copies of V and W; a launch of one
-    // batch, launches cut short by the last batch, and a tiling left over
-    // (window_tiles, remainder_columns) that the queue ignores.
-    for (index_t batch : {index_t(1), index_t(3)})
-      for (index_t queue : {index_t(1), index_t(2), index_t(5)}) {
-        SCOPED_TRACE("queued n=" + std::to_string(c.n) + " b=" + std::to_string(c.b) + " m=" + std::to_string(c.m) +
-                     " batch=" + std::to_string(batch) + " queue=" + std::to_string(queue));
-        stages::BtSb2stTuning tuning;
-        tuning.sweeps_per_block = 64;
-        tuning.chunk = c.m;
-        tuning.t_factor = stages::BtSb2stTFactor::Gram;
-        tuning.fold_t = true;
-        tuning.window_apply = true;
-        tuning.queue_batches = queue;
-        tuning.window_tiles = queue == 2 ? 1 : 0;
-        tuning.remainder_columns = queue == 2 ? 32 : 0;
-        tuning.waves_per_batch = batch;
-        ref.expect_match(ctx, tuning);
-      }
+    expect_queued_matches(ctx, ref);
   }
+  // Many tiles (more than a GPU's places) in the queued sequences, where
+  // jobs of one batch run beside the next batch's and its factor launches.
+  if (backends::is_cuda_space_v<Space>) expect_queued_matches(ctx, BlockedReference<T>(300, 64, 17000, rng));
 }
 
 // Bad tunings are refused with InvalidArgument naming the field, before Z is
@@ -530,6 +545,13 @@ TYPED_TEST(Sb2st, BlockedRejectsBadTuning) {
   tuning.window_columns = 128;
   tuning.queue_batches = 2;
   expect_refused(tuning, "queue_batches");
+  for (index_t copies : {index_t(-1), index_t(2)}) {
+    tuning = stages::BtSb2stTuning{};
+    tuning.window_apply = true;
+    tuning.queue_batches = 3;
+    tuning.queue_copies = copies;  // fewer than a launch's batches
+    expect_refused(tuning, "queue_copies");
+  }
   for (auto factor : {stages::BtSb2stTFactor::Dots, stages::BtSb2stTFactor::Gram}) {
     tuning = stages::BtSb2stTuning{};
     tuning.t_factor = factor;

@@ -260,12 +260,19 @@ __device__ __forceinline__ void factor_and_pack(double* a, double* g, const doub
 // (arrivals set: it writes no storage that kernel reads), its thread blocks
 // run in the places that kernel leaves free; the block that finishes last
 // waits for that kernel (griddepcontrol.wait), so that the launch after
-// this one also follows it.
+// this one also follows it. In a queued sequence (reuse set) the blocks
+// first wait until the batch that read this copy of V and W is applied
+// (*reuse >= reuse_at_least), and each adds itself to *formed once written,
+// which the batch's jobs wait for; the launch after it may start at once.
 template <class S>
 __global__ void __launch_bounds__(kFactorThreads)
     band_factors_from_reflectors_kernel(const S* __restrict__ reflectors, index_t ld, index_t n, int b,
                                         const index_t* __restrict__ steps, double* __restrict__ v,
-                                        double* __restrict__ w, index_t stride, int* arrivals) {
+                                        double* __restrict__ w, index_t stride, int* arrivals, const int* reuse,
+                                        int reuse_at_least, int* formed) {
+#if __CUDA_ARCH__ >= 900
+  if (formed != nullptr) asm volatile("griddepcontrol.launch_dependents;");
+#endif
   extern __shared__ double shared[];
   double* const a = shared;
   double* const g = shared + kSlots * kFactorLd;
@@ -301,9 +308,15 @@ __global__ void __launch_bounds__(kFactorThreads)
 #pragma unroll
     for (int c = 0; c < kPer; ++c) a[r * kFactorLd + j0 + 2 * c] = mine[c];
   }
+  if (reuse != nullptr) {
+    // Before factor_and_pack, whose first writes are the packed V.
+    if (tid == 0) wait_progress(reuse, reuse_at_least);
+    __syncthreads();
+  }
   factor_and_pack(a, g, tau, v + index_t(blockIdx.x) * stride, w + index_t(blockIdx.x) * stride, ldv);
   if (arrivals == nullptr) return;
   __syncthreads();  // the block's writes are done
+  if (tid == 0 && formed != nullptr) arrive_progress(formed);
   if (tid == 0 && atomicAdd(arrivals, 1) == static_cast<int>(gridDim.x) - 1) {
     *arrivals = 0;  // for the next launch, which starts after this one ends
 #if __CUDA_ARCH__ >= 900
@@ -703,35 +716,89 @@ struct QueuedBatches {
   BandBatch batch[band_batches_max];
 };
 
-// One job (batch b, tile i) per thread block, batch-major: the job is a
-// ticket taken from *head when the thread block starts (not blockIdx, whose
-// dispatch order CUDA does not promise), so job (b - 1, i), which (b, i)
-// waits for through done[i], belongs to a thread block that started before
-// it: the waits cannot deadlock. The jobs of batch b + 1 start on the places
-// that batch b's last part round leaves, so tiles past whole rounds no
-// longer cost a whole walk per batch. The tile's previous batch may have
-// been written by another multiprocessor in this launch: wait_progress's
-// acquire load invalidates this multiprocessor's L1 (CCTL.IVALL after it in
-// the sm_90 SASS), so the walk's plain loads see those rows. Reading Z
-// through L2 (ld.global.cg) instead, and a persistent grid looping over
-// jobs, each took 7-8 % longer (H200, n = m = 16384).
+// Where a queued sequence keeps its counters (BandQueue; band_queue_ints).
+struct QueueCounters {
+  int* head;     // tickets taken
+  int* ready;    // batches x tiles: 1 + tile, in the order the tiles became ready
+  int* listed;   // per batch: entries of its row of ready
+  int* applied;  // per batch: tiles applied
+  int* formed;   // per batch: factor blocks formed
+  int* exits;    // per launch (factor launches by batch, then queued ones): thread blocks finished
+  __host__ __device__ explicit QueueCounters(const BandQueue& q)
+      : head(q.counters),
+        ready(q.counters + 1),
+        listed(ready + std::int64_t(q.batches) * q.tiles),
+        applied(listed + q.batches),
+        formed(applied + q.batches),
+        exits(formed + q.batches) {}
+};
+
+// Spins until *entry is nonzero, then returns it, read with acquire
+// semantics (as wait_progress).
+__device__ __forceinline__ int wait_listed(const int* entry) {
+  int seen;
+  do {
+    asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(entry) : "memory");
+  } while (seen == 0);
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(entry) : "memory");
+  return seen;
+}
+
+// One job (batch b, tile i) per thread block. A thread block takes the
+// sequence's next ticket when it starts: tickets go batch by batch, and the
+// s-th ticket of batch b to the s-th of its tiles to become ready (its job of
+// batch b - 1 applied; batch 0 in tile order). Every job a ticket waits for
+// (the tile's job of the batch before, listed ahead of it) holds an earlier
+// ticket, so it started before: the waits cannot deadlock. That holds
+// across launches too: a launch of the sequence starts its thread blocks
+// only once every thread block of the launch before it has taken its
+// ticket (griddepcontrol.launch_dependents after the ticket), or later.
+// The tile's previous batch may have been written by another multiprocessor:
+// the acquire load of its entry invalidates this multiprocessor's L1
+// (CCTL.IVALL after it in the sm_90 SASS), so the walk's plain loads see
+// those rows. Reading Z through L2 (ld.global.cg) instead, and a persistent
+// grid looping over jobs, each took 7-8 % longer (H200, n = m = 16384).
+// The thread block that finishes last waits for the launch before it
+// (griddepcontrol.wait), so that a launch after the sequence follows all of it.
 template <int Cols, class ZT>
 __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
-    band_blocks_queued_kernel(const __grid_constant__ QueuedBatches batches, int first_batch, int ldv,
-                              index_t stride, ZT* __restrict__ z, index_t ldz, index_t n, index_t m, int tiles,
-                              int* done, int* head) {
-  __shared__ int job_shared;
+    band_blocks_queued_kernel(const __grid_constant__ QueuedBatches batches, int first_batch, int batch_count,
+                              const BandQueue queue, bool queued_factors, int ldv, index_t stride,
+                              ZT* __restrict__ z, index_t ldz, index_t n, index_t m) {
+  const QueueCounters c(queue);
+  __shared__ int job_shared[2];
   if (threadIdx.x == 0) {
-    const int job = atomicAdd(head, 1);
-    job_shared = job;
-    wait_progress(done + (job % tiles), first_batch + job / tiles);
+    const int ticket = atomicAdd(c.head, 1), batch = ticket / queue.tiles, slot = ticket % queue.tiles;
+    if (batch < first_batch || batch >= first_batch + batch_count) __trap();  // a keig bug: tickets out of order
+    job_shared[0] = batch;
+    job_shared[1] = slot;
   }
   __syncthreads();
-  const int job = job_shared;
-  walk_tile<Cols, ZT>(batches.batch[job / tiles], ldv, stride, z, ldz, n, m, job % tiles);
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+  if (threadIdx.x == 0) {
+    const int batch = job_shared[0], slot = job_shared[1];
+    const std::int64_t row = std::int64_t(batch) * queue.tiles;
+    job_shared[1] = batch == 0 ? slot : wait_listed(c.ready + row + slot) - 1;
+    if (queued_factors)
+      wait_progress(c.formed + batch, static_cast<int>(batches.batch[batch - first_batch].count));
+  }
+  __syncthreads();
+  const int batch = job_shared[0], tile = job_shared[1];
+  walk_tile<Cols, ZT>(batches.batch[batch - first_batch], ldv, stride, z, ldz, n, m, tile);
   __syncthreads();
   if (threadIdx.x == 0) {
-    publish_progress(done + job % tiles, first_batch + job / tiles + 1);
+    if (batch + 1 < queue.batches) {
+      const std::int64_t next = std::int64_t(batch + 1) * queue.tiles;
+      publish_progress(c.ready + next + atomicAdd(c.listed + batch + 1, 1), tile + 1);
+    }
+    arrive_progress(c.applied + batch);
+    if (atomicAdd(c.exits + queue.batches + first_batch, 1) == static_cast<int>(gridDim.x) - 1) {
+#if __CUDA_ARCH__ >= 900
+      asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+    }
   }
 }
 
@@ -774,11 +841,12 @@ void pack_blocks(const CudaContext& ctx, index_t count, S* v, S* w, index_t ldv,
   detail::check_cuda("pack_band_blocks_kernel launch", cudaGetLastError());
 }
 
-// S: double or float (sb2st's reflectors).
+// S: double or float (sb2st's reflectors). arrivals: as form_band_block_factors
+// says; reuse and formed: a step of a queued sequence (band_factors_from_reflectors_kernel).
 template <class S>
 void form_factors_from_reflectors(const CudaContext& ctx, index_t count, const S* reflectors, index_t ld, index_t n,
                                   index_t b, const index_t* steps, double* v, double* w, index_t stride,
-                                  int* arrivals) {
+                                  int* arrivals, bool dependent, const int* reuse, int reuse_at_least, int* formed) {
   if (b < 1 || b + kSigma - 1 > kSlots)
     throw InvalidArgument("b", "form_band_block_factors: blocks of 64 reflectors of at most " +
                                    std::to_string(kSlots - kSigma + 1) + " entries, got b = " + std::to_string(b));
@@ -789,11 +857,40 @@ void form_factors_from_reflectors(const CudaContext& ctx, index_t count, const S
   const auto kernel = band_factors_from_reflectors_kernel<S>;
   detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                   static_cast<int>(factor_shared_bytes)));
-  // A dependent of the window launch before it only with `arrivals`.
   detail::check_cuda("band_factors_from_reflectors_kernel launch",
                      launch_dependent<band_factors_from_reflectors_kernel<S>>(
-                         arrivals != nullptr, ctx.space(), dim3(static_cast<unsigned>(count)), dim3(kFactorThreads),
-                         factor_shared_bytes, reflectors, ld, n, static_cast<int>(b), steps, v, w, stride, arrivals));
+                         dependent, ctx.space(), dim3(static_cast<unsigned>(count)), dim3(kFactorThreads),
+                         factor_shared_bytes, reflectors, ld, n, static_cast<int>(b), steps, v, w, stride, arrivals,
+                         reuse, reuse_at_least, formed));
+}
+
+void check_queue(const char* who, const BandQueue& queue) {
+  const std::string name(who);
+  if (queue.counters == nullptr) throw InvalidArgument("queue", name + ": needs the queue's device counters");
+  if (queue.batches < 1 || queue.tiles < 1)
+    throw InvalidArgument("queue", name + ": a queue of at least one batch and one tile, got " +
+                                       std::to_string(queue.batches) + " batches of " + std::to_string(queue.tiles) +
+                                       " tiles");
+  if (std::int64_t(queue.batches) * queue.tiles > (std::int64_t(1) << 30))
+    throw InvalidArgument("queue", name + ": too many jobs (tiles x batches) for one queue");
+}
+
+// A factor step of a queued sequence.
+template <class S>
+void form_queued_factors(const CudaContext& ctx, index_t count, const S* reflectors, index_t ld, index_t n, index_t b,
+                         const index_t* steps, double* v, double* w, index_t stride, const BandQueueFactors& step) {
+  check_queue("form_band_block_factors", step.queue);
+  if (step.batch < 0 || step.batch >= step.queue.batches)
+    throw InvalidArgument("batch", "form_band_block_factors: batch " + std::to_string(step.batch) +
+                                       " of a queue of " + std::to_string(step.queue.batches));
+  if (step.copies < 1)
+    throw InvalidArgument("copies", "form_band_block_factors: at least one copy of V and W, got " +
+                                        std::to_string(step.copies));
+  const QueueCounters c(step.queue);
+  const int previous = step.batch - step.copies;  // the batch that read this copy
+  form_factors_from_reflectors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, c.exits + step.batch,
+                               step.dependent, previous >= 0 ? c.applied + previous : nullptr, step.queue.tiles,
+                               c.formed + step.batch);
 }
 
 template <class ZT>
@@ -826,14 +923,17 @@ void apply_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, 
 
 template <class ZT>
 void apply_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
-                         index_t ldv, index_t stride, ZT* z, index_t ldz, index_t n, index_t m, int* done, int* head) {
+                         const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride, ZT* z, index_t ldz,
+                         index_t n, index_t m) {
   constexpr int kCols = 64;
   if (batch_count < 0 || batch_count > band_batches_max)
     throw InvalidArgument("batch_count", "apply_band_blocks_queued: 0 to " + std::to_string(band_batches_max) +
                                              " batches a launch, got " + std::to_string(batch_count));
-  if (first_batch < 0)
-    throw InvalidArgument("first_batch",
-                          "apply_band_blocks_queued: first_batch must be >= 0, got " + std::to_string(first_batch));
+  check_queue("apply_band_blocks_queued", queue);
+  if (first_batch < 0 || first_batch + batch_count > queue.batches)
+    throw InvalidArgument("first_batch", "apply_band_blocks_queued: batches " + std::to_string(first_batch) + " to " +
+                                             std::to_string(first_batch + batch_count - 1) + " of a queue of " +
+                                             std::to_string(queue.batches));
   QueuedBatches queued{};
   for (int b = 0; b < batch_count; ++b) {
     check_packed_blocks("apply_band_blocks_queued", ctx, batches[b].v, batches[b].w, ldv, stride,
@@ -841,46 +941,42 @@ void apply_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int b
     queued.batch[b] = batches[b];
   }
   if (ldz < n) throw InvalidArgument("ldz", "apply_band_blocks_queued: ldz must be >= n");
-  if (done == nullptr || head == nullptr)
-    throw InvalidArgument(done == nullptr ? "done" : "head", "apply_band_blocks_queued: needs device counters");
   const index_t z_cols = kCols / planes<ZT>, tiles = (m + z_cols - 1) / z_cols;
-  if (tiles * batch_count > index_t(1) << 30)
-    throw InvalidArgument("m", "apply_band_blocks_queued: too many jobs (tiles x batches) for one launch");
+  if (tiles != queue.tiles)
+    throw InvalidArgument("queue", "apply_band_blocks_queued: a queue of " + std::to_string(queue.tiles) +
+                                       " tiles for " + std::to_string(tiles) + " tiles of Z");
   if (batch_count == 0 || m == 0 || n == 0) return;
-  const cudaStream_t stream = ctx.space().cuda_stream();
   const auto kernel = band_blocks_queued_kernel<kCols, ZT>;
   const size_t bytes = shared_bytes(kCols);
   detail::check_cuda("cudaFuncSetAttribute", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                   static_cast<int>(bytes)));
-  const index_t jobs = tiles * batch_count;
-  detail::check_cuda("cudaMemsetAsync", cudaMemsetAsync(head, 0, sizeof(int), stream));
-  kernel<<<static_cast<unsigned>(jobs), block_threads(kCols), bytes, stream>>>(
-      queued, first_batch, static_cast<int>(ldv), stride, z, ldz, n, m, static_cast<int>(tiles), done, head);
-  detail::check_cuda("band_blocks_queued_kernel launch", cudaGetLastError());
+  detail::check_cuda("band_blocks_queued_kernel launch",
+                     launch_dependent<band_blocks_queued_kernel<kCols, ZT>>(
+                         queued_factors, ctx.space(), dim3(static_cast<unsigned>(tiles * batch_count)),
+                         dim3(block_threads(kCols)), bytes, queued, first_batch, batch_count, queue, queued_factors,
+                         static_cast<int>(ldv), stride, z, ldz, n, m));
 }
 }  // namespace
 
 void apply_band_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
-                              index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int* done,
-                              int* head) {
-  apply_blocks_queued(ctx, batches, batch_count, first_batch, ldv, stride, z, ldz, n, m, done, head);
+                              const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride, double* z,
+                              index_t ldz, index_t n, index_t m) {
+  apply_blocks_queued(ctx, batches, batch_count, first_batch, queue, queued_factors, ldv, stride, z, ldz, n, m);
 }
 void apply_band_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
-                              index_t ldv, index_t stride, float* z, index_t ldz, index_t n, index_t m, int* done,
-                              int* head) {
-  apply_blocks_queued(ctx, batches, batch_count, first_batch, ldv, stride, z, ldz, n, m, done, head);
+                              const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride, float* z,
+                              index_t ldz, index_t n, index_t m) {
+  apply_blocks_queued(ctx, batches, batch_count, first_batch, queue, queued_factors, ldv, stride, z, ldz, n, m);
 }
 void apply_band_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
-                              index_t ldv, index_t stride, Kokkos::complex<double>* z, index_t ldz, index_t n,
-                              index_t m, int* done, int* head) {
-  apply_blocks_queued(ctx, batches, batch_count, first_batch, ldv, stride, reinterpret_cast<double2*>(z), ldz, n, m,
-                      done, head);
+                              const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride, Kokkos::complex<double>* z,
+                              index_t ldz, index_t n, index_t m) {
+  apply_blocks_queued(ctx, batches, batch_count, first_batch, queue, queued_factors, ldv, stride, reinterpret_cast<double2*>(z), ldz, n, m);
 }
 void apply_band_blocks_queued(const CudaContext& ctx, const BandBatch* batches, int batch_count, int first_batch,
-                              index_t ldv, index_t stride, Kokkos::complex<float>* z, index_t ldz, index_t n,
-                              index_t m, int* done, int* head) {
-  apply_blocks_queued(ctx, batches, batch_count, first_batch, ldv, stride, reinterpret_cast<float2*>(z), ldz, n, m,
-                      done, head);
+                              const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride, Kokkos::complex<float>* z,
+                              index_t ldz, index_t n, index_t m) {
+  apply_blocks_queued(ctx, batches, batch_count, first_batch, queue, queued_factors, ldv, stride, reinterpret_cast<float2*>(z), ldz, n, m);
 }
 
 void pack_band_blocks(const CudaContext& ctx, index_t count, double* v, double* w, index_t ldv, index_t stride) {
@@ -891,11 +987,25 @@ void pack_band_blocks(const CudaContext& ctx, index_t count, float* v, float* w,
 }
 void form_band_block_factors(const CudaContext& ctx, index_t count, const double* reflectors, index_t ld, index_t n,
                              index_t b, const index_t* steps, double* v, double* w, index_t stride, int* arrivals) {
-  form_factors_from_reflectors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, arrivals);
+  // A dependent of the window launch before it only with `arrivals`.
+  form_factors_from_reflectors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, arrivals, arrivals != nullptr,
+                               nullptr, 0, nullptr);
 }
 void form_band_block_factors(const CudaContext& ctx, index_t count, const float* reflectors, index_t ld, index_t n,
                              index_t b, const index_t* steps, double* v, double* w, index_t stride, int* arrivals) {
-  form_factors_from_reflectors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, arrivals);
+  // A dependent of the window launch before it only with `arrivals`.
+  form_factors_from_reflectors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, arrivals, arrivals != nullptr,
+                               nullptr, 0, nullptr);
+}
+void form_band_block_factors(const CudaContext& ctx, index_t count, const double* reflectors, index_t ld, index_t n,
+                             index_t b, const index_t* steps, double* v, double* w, index_t stride,
+                             const BandQueueFactors& step) {
+  form_queued_factors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, step);
+}
+void form_band_block_factors(const CudaContext& ctx, index_t count, const float* reflectors, index_t ld, index_t n,
+                             index_t b, const index_t* steps, double* v, double* w, index_t stride,
+                             const BandQueueFactors& step) {
+  form_queued_factors(ctx, count, reflectors, ld, n, b, steps, v, w, stride, step);
 }
 void apply_band_blocks(const CudaContext& ctx, const BandBlock* list, index_t count, const double* v,
                        const double* w, index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m,

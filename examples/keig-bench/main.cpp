@@ -15,6 +15,7 @@
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
 //              [--uplo lower,upper]          (symv: the stored triangles measured; default both)
 //              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,...,9]
+//              [--queue L:R,...]
 //              [--batches 1,8] [--cols M]
 //                                            (bt_sb2st block shapes, M wanted columns (default n);
 //                                             suite bt_sb2st only, not in "all")
@@ -71,6 +72,8 @@ struct Args {
   std::vector<std::string> t_factors = {"gram"};
   std::vector<int> fold_t = {0, 1};
   std::vector<index_t> batches = {8};  // bt_sb2st waves per T-factor batch
+  // bt_sb2st --fold-t 8: queued sequences of L batches a launch in R copies of V and W, as "L:R".
+  std::vector<std::pair<index_t, index_t>> queues = {{4, 4}};
   index_t cols = 0;                    // bt_sb2st: wanted columns of Z (0: n), as for a subset of pairs
   std::vector<index_t> groups;         // sy2sb suite: panels per update to time besides the default (and 1)
   std::vector<index_t> blocks;         // sy2sb suite: Blocked update block-column widths to time besides the default
@@ -93,6 +96,8 @@ std::vector<std::string> split(const std::string& s) {
                "                  [--solver auto|dc|mrrr|bisection] [--runs R] [--ld packed|aligned] [--stage-times 1|0]\n"
                "                  [--symv-segments S1,S2,...] [--uplo lower,upper]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,9]\n"
+               "                  [--queue L:R,...]\n"
+               "                  [--queue L:R,...]\n"
                "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n"
                "                  [--splits S1,S2,...]\n",
                error.c_str());
@@ -982,8 +987,9 @@ double max_abs_difference(const Space& space, const keig::Matrix<T, Space>& x, c
 //    give the columns past the window's whole rounds to narrow window tiles,
 //    BtSb2stTuning::remainder_columns; 5 / 6 / 7: that split with those
 //    columns on the gemms / window tiles of 16 / of 32 columns; 8 / 9: every
-//    column on the window in queued launches of 4 / 8 batches,
-//    BtSb2stTuning::queue_batches);
+//    column on the window in queued launches of L batches with R copies of V
+//    and W for each --queue L:R (default 4:4) / of 8 batches,
+//    BtSb2stTuning::queue_batches and queue_copies);
 //  - "T only": the same with the Z gemms skipped (BtSb2stTuning::t_factor_only:
 //    V, T, G = V^H V and W per wave plus the host plan), so the gemm time of a
 //    shape is its full time minus this;
@@ -1064,7 +1070,9 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
              (t.window_apply && t.window_tiles > 0 && t.remainder_columns > 0
                   ? " rest=" + std::to_string(t.remainder_columns)
                   : "") +
-             (t.window_apply && t.queue_batches > 0 ? " queue=" + std::to_string(t.queue_batches) : "") +
+             (t.window_apply && t.queue_batches > 0
+                  ? " queue=" + std::to_string(t.queue_batches) + ":" + std::to_string(t.queue_copies)
+                  : "") +
              " batch=" + std::to_string(t.waves_per_batch);
     };
     // One table row (printed at once, so a run cut short still shows its rows) and one CSV row.
@@ -1144,7 +1152,8 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
       for (index_t chunk : chunks)
         for (const std::string& factor : args.t_factors)
           for (int fold : args.fold_t)
-            for (index_t batch : args.batches) {
+            for (index_t batch : args.batches)
+              for (std::size_t qv = 0; qv < (fold == 8 ? args.queues.size() : 1); ++qv) {
               st::BtSb2stTuning t;
               t.sweeps_per_block = sigma;
               t.chunk = chunk;
@@ -1162,8 +1171,12 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
                 // window tiles of 16 / 32 columns (4: the default's choice).
                 t.remainder_columns = fold == 4 ? d.remainder_columns : (fold == 5 ? 0 : (fold == 6 ? 16 : 32));
               }
-              // 8 / 9: every column on the window in queued launches of 4 / 8 batches.
-              if (fold >= 8) t.queue_batches = fold == 8 ? 4 : 8;
+              // 8 / 9: every column on the window in queued launches of L (--queue) / 8 batches.
+              if (fold == 8) {
+                t.queue_batches = args.queues[qv].first;
+                t.queue_copies = args.queues[qv].second;
+              }
+              if (fold == 9) t.queue_batches = 8;
               t.waves_per_batch = batch;
               if (t.sweeps_per_block == peer.sweeps_per_block && t.chunk == peer.chunk &&
                   t.t_factor == peer.t_factor && t.fold_t == peer.fold_t && t.waves_per_batch == peer.waves_per_batch)
@@ -1174,7 +1187,7 @@ bool bench_bt_sb2st(const Args& args, const Space& space, std::vector<Row>& rows
                      : fold == 5 ? "window+gemms"
                      : fold == 6 ? "window+w16"
                      : fold == 7 ? "window+w32"
-                     : fold == 8 ? "queued4"
+                     : fold == 8 ? "queued"
                      : fold == 9 ? "queued8"
                      : fold == 3 ? "window64"
                                  : (fold == 2 ? "window128" : (fold ? "2 gemm" : "3 gemm")),
@@ -1319,6 +1332,13 @@ int main(int argc, char** argv) {
     } else if (k == "--cols") {
       args.cols = std::stoll(value());
       if (args.cols < 1) usage("--cols takes a column count >= 1");
+    } else if (k == "--queue") {
+      args.queues.clear();
+      for (const auto& v : split(value())) {
+        const auto colon = v.find(':');
+        if (colon == std::string::npos) usage("--queue takes L:R pairs (batches a launch : copies of V and W)");
+        args.queues.push_back({std::stoll(v.substr(0, colon)), std::stoll(v.substr(colon + 1))});
+      }
     } else if (k == "--fold-t") {
       args.fold_t.clear();
       for (const auto& v : split(value())) args.fold_t.push_back(std::stoi(v));

@@ -40,6 +40,31 @@ struct BandBatch {
 };
 // Batches in one queued launch at most (they travel as a kernel parameter).
 constexpr int band_batches_max = 16;
+// The device counters of one sequence of queued window launches
+// (apply_band_blocks_queued) over `batches` batches of `tiles` tiles (64
+// window columns each), band_queue_ints(batches, tiles) ints, all zero
+// before the sequence's first launch: the jobs' tickets, per batch the
+// order in which its tiles became ready (their previous batch applied),
+// how many are listed, applied and how many of its factor blocks are formed,
+// and per launch the thread blocks that finished.
+struct BandQueue {
+  int* counters;
+  int batches;
+  int tiles;
+};
+constexpr std::int64_t band_queue_ints(std::int64_t batches, std::int64_t tiles) { return 1 + batches * (tiles + 5); }
+// A factor launch (form_band_block_factors) in a queued sequence: it forms
+// batch `batch`'s blocks into the copy of V and W that batch `batch -
+// copies` read, once that batch is applied, and counts them as formed, so
+// that the batch's jobs start when their own blocks are ready. `dependent`:
+// the launch is a programmatic dependent of the kernel before it on the
+// stream (a queued launch or the factor launch of the batch before).
+struct BandQueueFactors {
+  BandQueue queue;
+  int batch;
+  int copies;
+  bool dependent;
+};
 // The stride in doubles of the packed blocks that pack_band_blocks leaves
 // from blocks of scalar_bytes entries `stride` apart (apply_band_blocks' stride).
 constexpr std::int64_t band_block_packed_stride(std::int64_t stride, int scalar_bytes) {
@@ -134,6 +159,13 @@ void form_band_block_factors(const CudaContext&, index_t count, const double* re
                              index_t b, const index_t* steps, double* v, double* w, index_t stride, int* arrivals);
 void form_band_block_factors(const CudaContext&, index_t count, const float* reflectors, index_t ld, index_t n,
                              index_t b, const index_t* steps, double* v, double* w, index_t stride, int* arrivals);
+// The same as a step of a queued sequence (BandQueueFactors above).
+void form_band_block_factors(const CudaContext&, index_t count, const double* reflectors, index_t ld, index_t n,
+                             index_t b, const index_t* steps, double* v, double* w, index_t stride,
+                             const BandQueueFactors& step);
+void form_band_block_factors(const CudaContext&, index_t count, const float* reflectors, index_t ld, index_t n,
+                             index_t b, const index_t* steps, double* v, double* w, index_t stride,
+                             const BandQueueFactors& step);
 // v, w: packed blocks, block q at q * stride doubles.
 void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count, const double* v, const double* w,
                        index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int columns);
@@ -146,27 +178,31 @@ void apply_band_blocks(const CudaContext&, const BandBlock* list, index_t count,
                        index_t ldv, index_t stride, Kokkos::complex<float>* z, index_t ldz, index_t n, index_t m,
                        int columns);
 // The same for batch_count consecutive batches (at most band_batches_max;
-// host array, each batch's blocks in list order) in one launch, tiles of 64
-// window columns: one thread block per job (batch, tile), taken in
-// batch-major order, each waiting until its tile's previous batch is
-// applied, so a tile's batches may run on different multiprocessors and the
-// tiles past whole rounds fill the places the next batch leaves. done:
-// device ints, one per tile (ceil(m / (64 / planes))), each the number of
-// batches applied to that tile: zero before a call sequence's first batch,
-// kept between calls (first_batch: the global index of batches[0]). head:
-// one device int, zeroed here on the stream before the launch.
+// host array, each batch's blocks in list order; first_batch: the sequence
+// index of batches[0]) in one launch of a sequence (queue above), tiles of 64
+// window columns: one thread block per job (batch, tile). A thread block
+// takes the next ticket of the sequence; the tickets go batch by batch, and
+// within batch b to its tiles in the order their batch b - 1 was applied
+// (batch 0 in tile order). So a tile's batches may run on different
+// multiprocessors, the jobs past a batch's whole rounds fill the places the
+// next batch leaves, and no job waits for a tile while another is ready.
+// queued_factors: each batch's factors come from form_band_block_factors
+// steps of this queue (its jobs wait until the batch's blocks are formed)
+// and the launch is a programmatic dependent of the factor launch before
+// it, so its jobs start in the places the previous launch leaves free.
+// Otherwise the factors must be complete before the launch in stream order.
 void apply_band_blocks_queued(const CudaContext&, const BandBatch* batches, int batch_count, int first_batch,
-                              index_t ldv, index_t stride, double* z, index_t ldz, index_t n, index_t m, int* done,
-                              int* head);
+                              const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride, double* z,
+                              index_t ldz, index_t n, index_t m);
 void apply_band_blocks_queued(const CudaContext&, const BandBatch* batches, int batch_count, int first_batch,
-                              index_t ldv, index_t stride, float* z, index_t ldz, index_t n, index_t m, int* done,
-                              int* head);
+                              const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride, float* z,
+                              index_t ldz, index_t n, index_t m);
 void apply_band_blocks_queued(const CudaContext&, const BandBatch* batches, int batch_count, int first_batch,
-                              index_t ldv, index_t stride, Kokkos::complex<double>* z, index_t ldz, index_t n,
-                              index_t m, int* done, int* head);
+                              const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride,
+                              Kokkos::complex<double>* z, index_t ldz, index_t n, index_t m);
 void apply_band_blocks_queued(const CudaContext&, const BandBatch* batches, int batch_count, int first_batch,
-                              index_t ldv, index_t stride, Kokkos::complex<float>* z, index_t ldz, index_t n,
-                              index_t m, int* done, int* head);
+                              const BandQueue& queue, bool queued_factors, index_t ldv, index_t stride,
+                              Kokkos::complex<float>* z, index_t ldz, index_t n, index_t m);
 
 // X = A V for a real symmetric A (m x m, lower triangle referenced) and V,
 // X m x k, k <= 64, on the FP64 tensor cores, a thread block per 64 rows of

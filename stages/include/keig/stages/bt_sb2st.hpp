@@ -388,16 +388,26 @@ struct BtSb2stTuning {
   // in narrow tiles of that many columns (the same walk with a quarter or
   // half of the products a block, so that the part round fills the places).
   int remainder_columns = 0;
-  // With window_apply and window_columns = 64: > 0 forms the factors of this
-  // many batches (at most backends::cuda::band_batches_max) into their own
-  // storage, then applies them in one queued launch of the window kernel
-  // (backends::cuda::apply_band_blocks_queued), whose thread blocks take
-  // (batch, tile) jobs in order: a tile past the whole rounds shares the
-  // places with the next batch's tiles instead of costing a whole walk per
-  // batch. The window then takes every column (window_tiles and
-  // remainder_columns are not used). Costs this many times the V and W
-  // storage.
+  // With window_apply and window_columns = 64: > 0 applies the batches in
+  // queued launches of the window kernel of this many batches each (at most
+  // backends::cuda::band_batches_max; backends::cuda::apply_band_blocks_queued),
+  // one sequence for the whole of Z, whose thread blocks take (batch, tile)
+  // jobs in order, a tile as soon as its previous batch is applied: a tile
+  // past the whole rounds shares the places with the next batch's tiles
+  // instead of costing a whole walk per batch. The window then takes every
+  // column (window_tiles and remainder_columns are not used). Each batch's
+  // factors go to one of queue_copies copies of V and W (0: queue_batches;
+  // at least queue_batches, as a launch's batches are in flight together).
+  // Real blocks take them from factor launches that wait only for the batch
+  // that read their copy and launch early, in the places the launch before
+  // leaves free; with copies to spare (at least queue_batches + 2) the next
+  // queued launch starts there too. That measured slower: its tiles then
+  // walk out of step with the tiles already running, which read the same V
+  // and W (H200, n = m = 20694, 4 batches a launch: 1.006-1.011 s with 6
+  // copies, 0.982-0.987 s with 4, where the last batch's factors wait for
+  // the launch before to end).
   index_t queue_batches = 0;
+  index_t queue_copies = 0;
   // Benchmark only (keig-bench --suite bt_sb2st): form V and T (and W) per
   // wave but skip the gemms on Z, which is left unchanged; the difference to a
   // full run is the time of the Z gemms.
@@ -493,6 +503,12 @@ BtSb2stTuning bt_sb2st_default_tuning(const ExecSpace& space, index_t m) {
       // 20694 (324 tiles, 264 places): 1.064 s queued (1.059 s with 8
       // batches) against 1.132 s with 32-column tiles, keig-bench --suite
       // bt_sb2st --fold-t 7,8,9; at 16384 (one round) 0.510 against 0.475 s.
+      // Four batches a launch in four copies of V and W: with the factors of
+      // a launch's first three batches formed beside the launch before,
+      // 0.983-0.988 s against 1.007-1.010 s when each waited for it (H200,
+      // 20694, alternating processes); 2 / 3 / 5 / 8 batches 0.98 / 1.01 /
+      // 1.01 / 1.00 s, and one batch a launch in 2 or 3 copies 0.98 s (keig-
+      // bench --suite bt_sb2st --fold-t 8 --queue L:R).
       const index_t split = 100 * (tiles / places) + (tuning.remainder_columns > 0 ? 59 : 100);
       if (tiles > places && 122 * tiles < split * places) {
         tuning.window_tiles = 0;
@@ -545,6 +561,11 @@ inline void check_bt_sb2st_tuning(const BtSb2stTuning& tuning) {
     throw InvalidArgument("queue_batches", "bt_sb2st: a queued window launch takes 0 to " +
                                                std::to_string(backends::cuda::band_batches_max) + " batches, got " +
                                                std::to_string(tuning.queue_batches));
+  if (tuning.queue_copies < 0 || (tuning.queue_copies > 0 && tuning.queue_copies < tuning.queue_batches))
+    throw InvalidArgument("queue_copies", "bt_sb2st: a queued sequence needs 0 (queue_batches) or at least " +
+                                              std::to_string(tuning.queue_batches) +
+                                              " copies of V and W (one per batch of a launch), got " +
+                                              std::to_string(tuning.queue_copies));
   if (tuning.window_apply && tuning.queue_batches > 0 && tuning.window_columns != 64)
     throw InvalidArgument("queue_batches", "bt_sb2st: queued window launches take tiles of 64 window columns, got " +
                                                std::to_string(tuning.window_columns));
@@ -579,14 +600,16 @@ inline index_t bt_sb2st_wave_blocks(index_t n, index_t b, const BtSb2stTuning& t
 inline index_t bt_sb2st_wave_blocks(index_t n, index_t b) { return bt_sb2st_wave_blocks(n, b, BtSb2stTuning{}); }
 
 namespace detail {
-// Copies of V and W: one per batch of a queued launch; two where the factors
+// Copies of V and W: queue_copies (at least one per batch of a queued
+// launch) in a queued sequence; two where the factors
 // come straight from the reflectors into the window kernel (real scalars,
 // every column on the window), so that a batch's factors are formed in the
 // places the window launch of the batch before leaves free (while it reads
 // the other copy); one otherwise.
 template <class T>
 index_t bt_sb2st_factor_copies(const BtSb2stTuning& tuning) {
-  if (tuning.queue_batches > 1) return tuning.queue_batches;
+  if (tuning.queue_batches > 0)
+    return tuning.queue_copies > tuning.queue_batches ? tuning.queue_copies : tuning.queue_batches;
   const bool direct = !is_complex_v<T> && tuning.window_apply && tuning.fold_t &&
                       tuning.t_factor == BtSb2stTFactor::Gram && tuning.sweeps_per_block == 64 &&
                       tuning.queue_batches == 0 && (tuning.window_tiles == 0 || tuning.remainder_columns > 0);
@@ -621,7 +644,7 @@ inline index_t bt_sb2st_block_count(index_t n, index_t b, index_t sigma) {
 }
 // Bytes of bt_sb2st_blocked's device plan for m columns, at most: its
 // pointer table (bt_sb2st_blocked lays it out), the window kernel's block
-// list and the queued launches' counters, each on a 256-byte boundary.
+// list and the queued sequence's counters, each on a 256-byte boundary.
 template <class T>
 std::size_t bt_sb2st_plan_bytes(index_t n, index_t b, const BtSb2stTuning& tuning, index_t m) {
   if (n < 2 || m <= 0) return 0;
@@ -635,7 +658,9 @@ std::size_t bt_sb2st_plan_bytes(index_t n, index_t b, const BtSb2stTuning& tunin
   ArenaSize size;
   size.add<std::uintptr_t>(pointers);
   size.add<backends::cuda::BandBlock>(blocks);
-  size.add<int>(tiles + 1);
+  // Batches at most: the waves (sb2st's wave fronts tau) over waves_per_batch.
+  const index_t waves = 2 * ((n - 2) / sigma) + sb2st_steps(n, b, 0);
+  size.add<int>(backends::cuda::band_queue_ints((waves + tuning.waves_per_batch - 1) / tuning.waves_per_batch, tiles));
   size.add<int>(1);  // the dependent factor launches' arrivals
   return size.bytes() + arena_alignment;  // Arena aligns the start of the memory past the factors
 }
@@ -877,15 +902,17 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
   const int v_team = device ? (dots ? 64 : 128) : 1;
   const int t_team = device ? static_cast<int>(sigma <= 32 ? 32 : (sigma >= 128 ? 128 : (sigma + 31) / 32 * 32)) : 1;
   const index_t wave_count = static_cast<index_t>(waves.size());
-  // Queued launches: per tile the batches applied (zero first), and the
-  // launch's job counter; the batches formed since the last launch.
-  Vector<int, ExecSpace> queue_counters;
+  // A queued sequence: its counters, the batches formed since the last
+  // launch, and the batches launched.
+  backends::cuda::BandQueue queue{};
   std::vector<backends::cuda::BandBatch> pending;
   int launched = 0;
   if (queued > 0) {
-    const index_t tiles = (m + tile_columns - 1) / tile_columns;
-    queue_counters = plan_arena.template vector<int>("queue", tiles + 1);
-    Kokkos::deep_copy(space, queue_counters, 0);
+    const index_t tiles = (m + tile_columns - 1) / tile_columns, batches = (wave_count + batch - 1) / batch;
+    const auto counters =
+        plan_arena.template vector<int>("queue", backends::cuda::band_queue_ints(batches, tiles));
+    Kokkos::deep_copy(space, counters, 0);
+    queue = {counters.data(), static_cast<int>(batches), static_cast<int>(tiles)};
   }
   Vector<int, ExecSpace> arrivals;  // of the dependent factor launches
   if (overlap_factors) {
@@ -905,10 +932,20 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     T* const* const wp = ptrs + w_ptrs + copy * factor_slots;
     const auto vbuf = make_matrix<T, ExecSpace>(vcopy, ldv * sigma, factor_slots, stride);
     if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>) {
-      if (fused_factors) {
+      if (fused_factors && queued > 0) {
         // 1. V, T, W = V T in one launch from the reflectors, packed for the
-        // window kernel (a dependent of the window launch of the batch
-        // before, which reads the other copy).
+        // window kernel, as a step of the queued sequence: once the batch
+        // that read this copy is applied, and a dependent of the launch
+        // before it once a queued launch has run.
+        backends::cuda::form_band_block_factors(
+            ctx, count, reflectors.data(), leading_dimension(reflectors), n, b,
+            reinterpret_cast<const index_t*>(plan.data() + gk), reinterpret_cast<double*>(vcopy),
+            reinterpret_cast<double*>(wcopy), packed_stride,
+            backends::cuda::BandQueueFactors{queue, static_cast<int>(w0 / batch), static_cast<int>(copies),
+                                             launched > 0});
+      } else if (fused_factors) {
+        // 1. The same as a dependent of the window launch of the batch
+        // before, which reads the other copy.
         backends::cuda::form_band_block_factors(
             ctx, count, reflectors.data(), leading_dimension(reflectors), n, b,
             reinterpret_cast<const index_t*>(plan.data() + gk), reinterpret_cast<double*>(vcopy),
@@ -1090,14 +1127,13 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
         const double* const vpacked = reinterpret_cast<const double*>(vcopy);
         const double* const wpacked = reinterpret_cast<const double*>(wcopy);
         if (queued > 0) {
-          // The launch once `copies` batches are formed (or at the last):
-          // the next batch's factors overwrite copy 0, after the launch in
-          // stream order.
+          // The launch once queue_batches batches are formed (or at the
+          // last). Factors from other kernels are formed after the launch
+          // before in stream order.
           pending.push_back({band_list.data() + first, count, vpacked, wpacked});
           if (static_cast<index_t>(pending.size()) == queued || w1 == wave_count) {
             backends::cuda::apply_band_blocks_queued(ctx, pending.data(), static_cast<int>(pending.size()), launched,
-                                                     ldv, packed_stride, z.data(), ldz, n, m, queue_counters.data(),
-                                                     queue_counters.data() + (queue_counters.extent(0) - 1));
+                                                     queue, fused_factors, ldv, packed_stride, z.data(), ldz, n, m);
             launched += static_cast<int>(pending.size());
             pending.clear();
           }
