@@ -733,17 +733,6 @@ struct QueueCounters {
         exits(formed + q.batches) {}
 };
 
-// Spins until *entry is nonzero, then returns it, read with acquire
-// semantics (as wait_progress).
-__device__ __forceinline__ int wait_listed(const int* entry) {
-  int seen;
-  do {
-    asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(entry) : "memory");
-  } while (seen == 0);
-  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(entry) : "memory");
-  return seen;
-}
-
 // One job (batch b, tile i) per thread block. A thread block takes the
 // sequence's next ticket when it starts: tickets go batch by batch, and the
 // s-th ticket of batch b to the s-th of its tiles to become ready (its job of
@@ -780,7 +769,7 @@ __global__ void __launch_bounds__(block_threads(Cols), Cols <= 64 ? 2 : 1)
   if (threadIdx.x == 0) {
     const int batch = job_shared[0], slot = job_shared[1];
     const std::int64_t row = std::int64_t(batch) * queue.tiles;
-    job_shared[1] = batch == 0 ? slot : wait_listed(c.ready + row + slot) - 1;
+    job_shared[1] = batch == 0 ? slot : wait_progress(c.ready + row + slot, 1) - 1;  // entries are 1 + tile
     if (queued_factors)
       wait_progress(c.formed + batch, static_cast<int>(batches.batch[batch - first_batch].count));
   }

@@ -57,8 +57,8 @@ KOKKOS_FORCEINLINE_FUNCTION void arrive_progress(int* counter) {
 }
 
 // Called by one thread, followed by a team barrier: spins until the counter
-// reaches `at_least`.
-KOKKOS_FORCEINLINE_FUNCTION void wait_progress(const int* counter, int at_least) {
+// reaches `at_least`, and returns the value it then read.
+KOKKOS_FORCEINLINE_FUNCTION int wait_progress(const int* counter, int at_least) {
 #if defined(__CUDA_ARCH__)
   int seen;
   do {
@@ -70,10 +70,13 @@ KOKKOS_FORCEINLINE_FUNCTION void wait_progress(const int* counter, int at_least)
   // to be performed (H200: sb2st's persistent chase 0.163 -> 0.154 s at
   // n = 16384, results bit for bit the same; panel_qr 1-4 % a panel).
   asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+  return seen;
 #else
-  while (*reinterpret_cast<const volatile int*>(counter) < at_least) {
+  int seen;
+  while ((seen = *reinterpret_cast<const volatile int*>(counter)) < at_least) {
   }
   Kokkos::memory_fence();
+  return seen;
 #endif
 }
 

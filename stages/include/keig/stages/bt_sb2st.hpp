@@ -932,24 +932,23 @@ void bt_sb2st_blocked(const backends::Context<ExecSpace>& ctx, index_t b, const 
     T* const* const wp = ptrs + w_ptrs + copy * factor_slots;
     const auto vbuf = make_matrix<T, ExecSpace>(vcopy, ldv * sigma, factor_slots, stride);
     if constexpr (backends::is_cuda_space_v<ExecSpace> && !is_complex_v<T>) {
-      if (fused_factors && queued > 0) {
+      if (fused_factors) {
         // 1. V, T, W = V T in one launch from the reflectors, packed for the
-        // window kernel, as a step of the queued sequence: once the batch
+        // window kernel: as a step of the queued sequence (once the batch
         // that read this copy is applied, and a dependent of the launch
-        // before it once a queued launch has run.
-        backends::cuda::form_band_block_factors(
-            ctx, count, reflectors.data(), leading_dimension(reflectors), n, b,
-            reinterpret_cast<const index_t*>(plan.data() + gk), reinterpret_cast<double*>(vcopy),
-            reinterpret_cast<double*>(wcopy), packed_stride,
-            backends::cuda::BandQueueFactors{queue, static_cast<int>(w0 / batch), static_cast<int>(copies),
-                                             launched > 0});
-      } else if (fused_factors) {
-        // 1. The same as a dependent of the window launch of the batch
-        // before, which reads the other copy.
-        backends::cuda::form_band_block_factors(
-            ctx, count, reflectors.data(), leading_dimension(reflectors), n, b,
-            reinterpret_cast<const index_t*>(plan.data() + gk), reinterpret_cast<double*>(vcopy),
-            reinterpret_cast<double*>(wcopy), packed_stride, overlap_factors && w0 > 0 ? arrivals.data() : nullptr);
+        // before it once a queued launch has run), or as a dependent of the
+        // window launch of the batch before, which reads the other copy.
+        const auto form = [&](const auto& order) {
+          backends::cuda::form_band_block_factors(
+              ctx, count, reflectors.data(), leading_dimension(reflectors), n, b,
+              reinterpret_cast<const index_t*>(plan.data() + gk), reinterpret_cast<double*>(vcopy),
+              reinterpret_cast<double*>(wcopy), packed_stride, order);
+        };
+        if (queued > 0)
+          form(backends::cuda::BandQueueFactors{queue, static_cast<int>(w0 / batch), static_cast<int>(copies),
+                                                launched > 0});
+        else
+          form(overlap_factors && w0 > 0 ? arrivals.data() : nullptr);
       }
     }
     if (!fused_factors) {
