@@ -2,7 +2,9 @@
 # Runs on the GPU machine from the repository root, after scripts/stage-device.sh
 # (which copies this script into .device/): every backend's test executable,
 # keig-solve on n = 4096 GPU problems, the embedding example, and optional
-# benchmarks. Logs go to $OUT (the device tool's output folder).
+# benchmarks. Logs go to $OUT (the device tool's output folder); where there
+# are more files than the tool brings back (8), they are packed into
+# $OUT/device-check.tar.gz instead.
 #   .device/device-check.sh [tests] [audit] [bench-symv] [bench-eigh N1,N2,...] [bench NAME "KEIG-BENCH ARGS"]
 set -uo pipefail
 out="${OUT:-/tmp}"
@@ -55,3 +57,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 printf '%s\n' "${summary[@]}"
+# The device tool returns at most 8 files from $OUT: pack them when there are more.
+files=("$out"/*.log "$out"/*.csv)
+existing=()
+for f in "${files[@]}"; do [ -f "$f" ] && existing+=("$(basename "$f")"); done
+if [ "${#existing[@]}" -gt 8 ]; then
+  tar -C "$out" -czf "$out/device-check.tar.gz" "${existing[@]}" && (cd "$out" && rm -f "${existing[@]}")
+  echo "device-check.sh: ${#existing[@]} logs packed into $out/device-check.tar.gz"
+fi
