@@ -13,8 +13,10 @@ export LD_LIBRARY_PATH="$stage/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export OMP_PROC_BIND=false
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 summary=()
+written=()  # this run's logs and CSVs in $out: NAME.log, and NAME.csv for benchmarks
 run() {  # name, command...
   local name="$1"; shift
+  written+=("$name.log" "$name.csv")
   local t0=$SECONDS
   "$@" > "$out/$name.log" 2>&1
   local rc=$?
@@ -57,10 +59,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 printf '%s\n' "${summary[@]}"
-# The device tool returns at most 8 files from $OUT: pack them when there are more.
-files=("$out"/*.log "$out"/*.csv)
+# The device tool returns at most 8 files from $OUT: pack this run's files when there are more.
 existing=()
-for f in "${files[@]}"; do [ -f "$f" ] && existing+=("$(basename "$f")"); done
+for f in "${written[@]}"; do
+  [ -f "$out/$f" ] && [[ " ${existing[*]} " != *" $f "* ]] && existing+=("$f")
+done
 if [ "${#existing[@]}" -gt 8 ]; then
   tar -C "$out" -czf "$out/device-check.tar.gz" "${existing[@]}" && (cd "$out" && rm -f "${existing[@]}")
   echo "device-check.sh: ${#existing[@]} logs packed into $out/device-check.tar.gz"
