@@ -7,6 +7,8 @@
 #include <limits>
 #include <random>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "keig/backends/host.hpp"
 #include "keig/backends/lapack.hpp"
@@ -165,11 +167,15 @@ TYPED_TEST(Sygst, MatchesTheHostReferenceWithPoisonedUpperTriangles) {
     for (GeneralizedType type : {GeneralizedType::AxLBx, GeneralizedType::ABxLx, GeneralizedType::BAxLx}) {
       const HostMatrix<W> c_ref = reference_c(type, a_wide, l_wide);
       const double c_norm = frobenius(c_ref);
-      for (index_t nb : {index_t(8), index_t(32), index_t(0)}) {
-        SCOPED_TRACE(std::string(type_name(type)) + " n=" + std::to_string(n) + " nb=" + std::to_string(nb));
+      // Type 1 also with trailing blocks over 16 rows split into gemms (GPUs; hosts run one her2k).
+      std::vector<std::pair<index_t, index_t>> runs{{8, 0}, {32, 0}, {0, 0}};
+      if (type == GeneralizedType::AxLBx) runs.insert(runs.end(), {{8, 16}, {32, 16}, {0, 40}});
+      for (const auto& [nb, leaf] : runs) {
+        SCOPED_TRACE(std::string(type_name(type)) + " n=" + std::to_string(n) + " nb=" + std::to_string(nb) +
+                     " her2k_leaf=" + std::to_string(leaf));
         SpaceMatrix<T> ad = to_space(a_stored);
         stages::sygst<T, Space>(ctx, type, to_matrix<Space>(ad), to_matrix<Space>(ld), nb,
-                            to_vector<Space>(sygst_work<T>(n, nb)));
+                                to_vector<Space>(sygst_work<T>(n, nb)), leaf);
         Kokkos::fence();
         const HostMatrix<T> c = to_host(ad);
         double err2 = 0;
@@ -254,6 +260,12 @@ TYPED_TEST(Sygst, RejectsBadArguments) {
               stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(a), to_matrix<Space>(a), 0);
             }),
             "L");
+  for (index_t leaf : {index_t(-1), index_t(1), stages::sygst_her2k_leaf_min - 1})
+    EXPECT_EQ(argument_of([&] {
+                stages::sygst<T, Space>(ctx, GeneralizedType::AxLBx, to_matrix<Space>(a), to_matrix<Space>(l), 4,
+                                        to_vector<Space>(sygst_work<T>(10, 4)), leaf);
+              }),
+              "her2k_leaf");
   // A missing workspace, where the backend needs one (GPUs: the inverted diagonal blocks of L).
   if (stages::sygst_workspace_size<T, Space>(10, 4) > 0) {
     SpaceVector<T> short_work("short", stages::sygst_workspace_size<T, Space>(10, 4) - 1);
@@ -285,6 +297,49 @@ TYPED_TEST(Sygst, RejectsBadArguments) {
                                                     to_matrix<Space>(z), -1);
             }),
             "nb");
+}
+
+// sygst's split her2k (GPUs' type 1) against one her2k on the backend under
+// test: C -= X Y^H + Y X^H on the lower triangle, from P = [X | Y | X], for
+// leaves that split once, several times and not at all; the strict upper
+// triangle of C is left as it was.
+TYPED_TEST(Sygst, Her2kByGemmsMatchesOneHer2k) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  backends::Context<Space> ctx{Space()};
+  std::mt19937_64 rng(99);
+  for (index_t m : {1, 17, 40, 131}) {
+    for (index_t kb : {1, 8, 33}) {
+      HostMatrix<T> p("p", m, 3 * kb);
+      for (index_t j = 0; j < 2 * kb; ++j)
+        for (index_t i = 0; i < m; ++i) p(i, j) = random_scalar<T>(rng);
+      for (index_t j = 0; j < kb; ++j)
+        for (index_t i = 0; i < m; ++i) p(i, 2 * kb + j) = p(i, j);
+      const HostMatrix<T> c0 = random_hermitian<T>(m, rng);
+      SpaceMatrix<T> pd = to_space(p), ref = to_space(c0);
+      backends::syr2k<T>(ctx, Uplo::Lower, backends::Op::NoTrans, T(-1), columns(to_matrix<Space>(pd), 0, kb),
+                         columns(to_matrix<Space>(pd), kb, kb), R(1), to_matrix<Space>(ref));
+      const HostMatrix<T> expected = to_host(ref);
+      for (index_t leaf : {index_t(16), index_t(64), index_t(1000)}) {
+        SCOPED_TRACE("m=" + std::to_string(m) + " kb=" + std::to_string(kb) + " leaf=" + std::to_string(leaf));
+        SpaceMatrix<T> cd = to_space(c0);
+        stages::detail::her2k_lower_by_gemms<T, Space>(ctx, to_matrix<Space>(pd), kb, to_matrix<Space>(cd), leaf);
+        Kokkos::fence();
+        const HostMatrix<T> c = to_host(cd);
+        double scale = 0, err = 0;
+        for (index_t j = 0; j < m; ++j)
+          for (index_t i = 0; i < m; ++i) {
+            if (i < j) {
+              ASSERT_EQ(c(i, j), c0(i, j)) << "upper entry (" << i << ", " << j << ") written";
+              continue;
+            }
+            scale = std::max(scale, std::sqrt(double(abs_squared(expected(i, j)))));
+            err = std::max(err, std::sqrt(double(abs_squared(T(c(i, j) - expected(i, j))))));
+          }
+        EXPECT_LE(err, 8.0 * double(2 * kb + 1) * double(unit_roundoff<T>()) * std::max(scale, 1.0));
+      }
+    }
+  }
 }
 
 // Types 1 and 2 solve L^H X = Z by block rows (GPUs by default): every block

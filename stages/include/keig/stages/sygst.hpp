@@ -29,9 +29,11 @@
 // batched triangular solve against the identity. cuBLAS's triangular solves
 // of these shapes are chains of small launches at 1-8 TFLOP/s; they took
 // 29.7 of sygst's 137.5 ms at n = 16384 (H100, twenty-fourth stop's trace).
-// The inverses and an n x nb scratch for the products that replace in-place
-// solves live in the caller's workspace (sygst_workspace_size; none on hosts,
-// whose trsm runs at the gemm rate).
+// The her2k on large trailing blocks is split into gemms of inner size 2 nb
+// (sygst_her2k_leaf_default). The inverses and an n x 3 nb scratch (the
+// products that replace in-place solves, the split her2k's operands) live
+// in the caller's workspace (sygst_workspace_size; none on hosts, whose
+// trsm and her2k run at the gemm rate).
 //
 // sygst_backtransform then maps the standard eigenvectors Y of C to the
 // generalized ones: types 1, 2: X = L^{-H} Y (trsm); type 3: X = L Y (trmm).
@@ -57,9 +59,28 @@ namespace keig::stages {
 // 0.785 s; 768 and 1024 within 3 % of 512 (sygst alone, fenced; in the
 // solve, keig-bench --suite generalized reports its stage time).
 // A her2k split into block columns of gemms was no faster than cuBLAS's
-// (0.406-0.448 against 0.398 s at 20694, nb = 128).
+// (0.406-0.448 against 0.398 s at 20694, nb = 128); halved recursively,
+// with both products in one gemm of inner size 2 nb, it is
+// (sygst_her2k_leaf_default).
 template <class ExecSpace>
 inline constexpr index_t sygst_block_default = backends::is_cuda_space_v<ExecSpace> ? 512 : 64;
+
+// Type 1 on GPUs: the trailing update A22 -= A21 L21^H + L21 A21^H runs as
+// one her2k only on trailing blocks of at most this many rows; larger ones
+// are halved recursively, the lower-left half of each split one gemm of
+// inner size 2 nb over [A21 | L21] and [L21 | A21] side by side in the
+// scratch (detail::her2k_lower_by_gemms), the diagonal halves split again.
+// cuBLAS's syr2k ran at about 44 TFLOP/s where its gemms run at 55 (H200,
+// n = 20694, twenty-sixth stop's trace). H100, sygst type 1's blocked loop
+// alone with nb = 512 (a cuBLAS harness outside the repository, 2026-12-07):
+// n = 16384: 76.5-76.9 ms with one syr2k a step, leaves of 1024 / 2048 /
+// 3072 / 4096 / 6144 rows 70.1 / 66.9-67.1 / 66.8-68.4 / 65.3-66.9 /
+// 65.0-70.0 ms; n = 20694: 163.3-165.7 ms, 143.5-145.5 / 141.3-142.5 /
+// 137.1-137.4 / 136.0-139.9 / 138.5-138.8 ms.
+template <class ExecSpace>
+inline constexpr index_t sygst_her2k_leaf_default = 4096;
+// The smallest leaf sygst accepts: the split needs room for its granule.
+inline constexpr index_t sygst_her2k_leaf_min = 16;
 
 namespace detail {
 
@@ -227,6 +248,50 @@ void sygst_finish_block_columns(const backends::Context<ExecSpace>& ctx, const M
   }
 }
 
+// C -= X Y^H + Y X^H on C's lower triangle (her2k / syr2k with alpha = -1,
+// beta = 1) for p = [X | Y | X] (m x 3 kb) and c (m x m): at most `leaf`
+// rows one her2k; else C's lower-left block C(mid:m, 0:mid) -= P(mid:m)
+// Q(0:mid)^H as one gemm of inner size 2 kb, with P = [X | Y] = p(:, 0:2kb)
+// and Q = [Y | X] = p(:, kb:3kb) (so P Q^H = X Y^H + Y X^H), and both
+// diagonal halves the same way. The split falls on a multiple of 256 rows
+// (8 for leaves under 512, as the tests use), so every block starts where C
+// does, modulo whole 256-row steps. leaf >= sygst_her2k_leaf_min.
+template <class T, class ExecSpace>
+void her2k_lower_by_gemms(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& p, index_t kb,
+                          const Matrix<T, ExecSpace>& c, index_t leaf) {
+  using backends::Op;
+  using R = real_t<T>;
+  const index_t m = c.extent(0);
+  if (m == 0 || kb == 0) return;
+  if (m <= leaf) {
+    backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), columns(p, 0, kb), columns(p, kb, kb), R(1), c);
+    return;
+  }
+  const index_t granule = leaf >= 512 ? 256 : 8;
+  const index_t mid = ((m + 1) / 2 + granule - 1) / granule * granule;  // < m since m > leaf >= 2 granule
+  backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(p, mid, m, 0, 2 * kb), block(p, 0, mid, kb, 3 * kb),
+                    T(1), block(c, mid, m, 0, mid));
+  her2k_lower_by_gemms<T, ExecSpace>(ctx, block(p, 0, mid, 0, 3 * kb), kb, block(c, 0, mid, 0, mid), leaf);
+  her2k_lower_by_gemms<T, ExecSpace>(ctx, block(p, mid, m, 0, 3 * kb), kb, block(c, mid, m, mid, m), leaf);
+}
+
+// The operands of her2k_lower_by_gemms from type 1's step: s = p(:, 0:kb)
+// holds the new A21; A21 := s, p(:, 2kb:3kb) := s, p(:, kb:2kb) := L21.
+template <class T, class ExecSpace>
+void spread_her2k_operands(const ExecSpace& space, const Matrix<T, ExecSpace>& p, const Matrix<T, ExecSpace>& a21,
+                           const Matrix<T, ExecSpace>& l21) {
+  const index_t m = a21.extent(0), kb = a21.extent(1);
+  using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::sygst::spread_her2k_operands", Policy2(space, {0, 0}, {m, kb}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j) {
+        const T x = p(i, j);
+        a21(i, j) = x;
+        p(i, 2 * kb + j) = x;
+        p(i, kb + j) = l21(i, j);
+      });
+}
+
 inline void sygst_check_type(GeneralizedType type, const char* routine) {
   const int t = static_cast<int>(type);
   if (t < 1 || t > 3)
@@ -237,22 +302,26 @@ inline void sygst_check_type(GeneralizedType type, const char* routine) {
 }  // namespace detail
 
 // Workspace entries of sygst for n and block size nb (0: the default): on
-// GPUs the inverted diagonal blocks of L and an n x nb scratch (type 1; the
+// GPUs the inverted diagonal blocks of L and an n x 3 nb scratch (type 1; the
 // other types use none of it); none on hosts.
 template <class T, class ExecSpace>
 index_t sygst_workspace_size(index_t n, index_t nb = 0) {
   if (nb <= 0) nb = sygst_block_default<ExecSpace>;
   if (!detail::sygst_inverse_blocks_v<ExecSpace> || n <= 0) return 0;
-  return detail::inverse_blocks_entries<T>(n, nb) + detail::align_slack<T> + aligned_leading_dimension<T>(n) * nb;
+  return detail::inverse_blocks_entries<T>(n, nb) + detail::align_slack<T> + aligned_leading_dimension<T>(n) * 3 * nb;
 }
 
 // Reduces (A, B = L L^H) to the standard problem C in place (see the header
 // comment for the storage contract). a, l: n x n; nb: block size, 0 selects
 // sygst_block_default; work: sygst_workspace_size(n, nb) entries (none on
-// hosts). Asynchronous on ctx.space().
+// hosts); her2k_leaf: type 1 on GPUs, the largest trailing block updated by
+// one her2k (0: sygst_her2k_leaf_default; else at least
+// sygst_her2k_leaf_min; hosts always run one her2k). Asynchronous on
+// ctx.space().
 template <class T, class ExecSpace>
 void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const Matrix<T, ExecSpace>& a,
-           const Matrix<T, ExecSpace>& l, index_t nb = 0, const Vector<T, ExecSpace>& work = {}) {
+           const Matrix<T, ExecSpace>& l, index_t nb = 0, const Vector<T, ExecSpace>& work = {},
+           index_t her2k_leaf = 0) {
   using backends::Diag;
   using backends::Op;
   using backends::Side;
@@ -266,8 +335,12 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
     throw InvalidArgument("L", "sygst: L must be n x n with n = " + std::to_string(n) + ", got " +
                                    std::to_string(l.extent(0)) + " x " + std::to_string(l.extent(1)));
   if (nb < 0) throw InvalidArgument("nb", "sygst: block size must be >= 1 (0: default), got " + std::to_string(nb));
+  if (her2k_leaf < 0 || (her2k_leaf > 0 && her2k_leaf < sygst_her2k_leaf_min))
+    throw InvalidArgument("her2k_leaf", "sygst: must be 0 (default) or >= " + std::to_string(sygst_her2k_leaf_min) +
+                                            ", got " + std::to_string(her2k_leaf));
   if (n > 0 && a.data() == l.data()) throw InvalidArgument("L", "sygst: L must not alias A");
   if (nb == 0) nb = sygst_block_default<ExecSpace>;
+  if (her2k_leaf == 0) her2k_leaf = sygst_her2k_leaf_default<ExecSpace>;
   constexpr bool inverse_blocks = detail::sygst_inverse_blocks_v<ExecSpace>;
   const index_t needed = type == GeneralizedType::AxLBx ? sygst_workspace_size<T, ExecSpace>(n, nb) : 0;
   if (static_cast<index_t>(work.extent(0)) < needed)
@@ -294,16 +367,21 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
       if (k2 < n) {
         const Matrix<T, ExecSpace> A21 = block(a, k2, n, k, k2), L21 = block(l, k2, n, k, k2);
         const Matrix<T, ExecSpace> A22 = block(a, k2, n, k2, n);
-        if constexpr (inverse_blocks) {  // A21 L11^{-H} through the scratch
-          const Matrix<T, ExecSpace> s =
-              make_matrix<T, ExecSpace>(scratch, n - k2, kb, aligned_leading_dimension<T>(n - k2));
+        if constexpr (inverse_blocks) {
+          // s = A21 L11^{-H} - 1/2 L21 A11 in the scratch's first kb
+          // columns, then spread to A21 and to the her2k's operands.
+          const Matrix<T, ExecSpace> p =
+              make_matrix<T, ExecSpace>(scratch, n - k2, 3 * kb, aligned_leading_dimension<T>(n - k2));
+          const Matrix<T, ExecSpace> s = columns(p, 0, kb);
           backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(1), A21, inverses.block(k, kb), T(0), s);
-          copy_matrix(ctx.space(), s, A21);
+          backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), s);
+          detail::spread_her2k_operands<T, ExecSpace>(ctx.space(), p, A21, L21);
+          detail::her2k_lower_by_gemms<T, ExecSpace>(ctx, p, kb, A22, her2k_leaf);
         } else {
           backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), L11, A21);
+          backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
+          backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), A21, L21, R(1), A22);
         }
-        backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
-        backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), A21, L21, R(1), A22);
         backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
         // LAPACK finishes the block column here with A21 := L22^{-1} A21, a
         // solve with only kb right-hand sides (about a third of the flops, at
