@@ -19,15 +19,16 @@ inline constexpr index_t ormtr_block_default = 128;
 
 // Reflectors per block for the solvers' back-transformations of m wanted
 // columns on ExecSpace (ormtr after sytrd, bt_sy2sb). GPUs: 512 from m =
-// 2048, where the gemms of inner size nb run faster the larger nb and Z is
-// read and written once per block (keig-bench --suite sy2sb, H200, Z := Q1 Z
-// with n columns, nb = 64 / 128 / 256 / 512: 24.0 / 37.0 / 40.9 / 43.5
-// TFLOP/s at n = 16384, 24.9 / 36.0 / 43.0 / 45.7 at 32768); 256 below, since
-// forming each block's V and T costs O(n^2 nb) whatever m is; hosts
-// ormtr_block_default.
+// 2048 and 1024 from m = 16384, where the gemms of inner size nb run faster
+// the larger nb and Z is read and written once per block (keig-bench
+// --suite sy2sb, H200, Z := Q1 Z with n columns, nb = 64 / 128 / 256 / 512:
+// 24.0 / 37.0 / 40.9 / 43.5 TFLOP/s at n = 16384, 24.9 / 36.0 / 43.0 / 45.7
+// at 32768; H100, 2026-12-07, nb = 512 / 1024: 0.1933 / 0.1931 s at 16384,
+// 0.3982 / 0.3837 s at 20694); 256 below 2048, since forming each block's V
+// and T costs O(n^2 nb) whatever m is; hosts ormtr_block_default.
 template <class ExecSpace>
 index_t back_transform_block(index_t m) {
-  if constexpr (backends::is_cuda_space_v<ExecSpace>) return m >= 2048 ? 512 : 256;
+  if constexpr (backends::is_cuda_space_v<ExecSpace>) return m >= 16384 ? 1024 : m >= 2048 ? 512 : 256;
   (void)m;
   return ormtr_block_default;
 }
