@@ -60,7 +60,7 @@ namespace keig::stages {
 // solve, keig-bench --suite generalized reports its stage time).
 // A her2k split into block columns of gemms was no faster than cuBLAS's
 // (0.406-0.448 against 0.398 s at 20694, nb = 128); halved recursively,
-// with both products in one gemm of inner size 2 nb, it is
+// both products in one gemm of inner size 2 nb, it is faster
 // (sygst_her2k_leaf_default).
 template <class ExecSpace>
 inline constexpr index_t sygst_block_default = backends::is_cuda_space_v<ExecSpace> ? 512 : 64;
@@ -71,7 +71,7 @@ inline constexpr index_t sygst_block_default = backends::is_cuda_space_v<ExecSpa
 // inner size 2 nb over [A21 | L21] and [L21 | A21] side by side in the
 // scratch (detail::her2k_lower_by_gemms), the diagonal halves split again.
 // cuBLAS's syr2k ran at about 44 TFLOP/s where its gemms run at 55 (H200,
-// n = 20694, twenty-sixth stop's trace). H100, sygst type 1's blocked loop
+// n = 20694, thirty-seventh stop's trace). H100, sygst type 1's blocked loop
 // alone with nb = 512 (a cuBLAS harness outside the repository, 2026-12-07):
 // n = 16384: 76.5-76.9 ms with one syr2k a step, leaves of 1024 / 2048 /
 // 3072 / 4096 / 6144 rows 70.1 / 66.9-67.1 / 66.8-68.4 / 65.3-66.9 /
