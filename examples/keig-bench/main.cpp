@@ -4,7 +4,7 @@
 //   n,case,keig_seconds,peer,peer_seconds,ratio,detail
 // ratio = peer_seconds / keig_seconds (> 1: keig is faster).
 //
-//   keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|bt_sb2st|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
+//   keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|sygst|bt_sb2st|all] [--n 4096,8192] [--type double|float|cdouble|cfloat]
 //              [--space device|host] [--repeat R] [--jobs values,vectors,subset] [--csv FILE]
 //              [--methods one-stage,two-stage] [--band B] [--peer vendor|none] [--verify]
 //              [--solver auto|dc|mrrr|bisection] [--runs R]   (eigh, generalized: the fastest of R solves, keig and peer alike)
@@ -12,6 +12,8 @@
 //                                             each stage; its rows then show the whole call only)
 //              [--ld packed|aligned]         (eigh, generalized: A, B and Z with leading dimension n, or with
 //                                             columns on 256-byte boundaries; keig and the peer get the same arrays)
+//              [--problem-type 1,2,3]        (generalized, sygst: A x = l B x, A B x = l x, B A x = l x;
+//                                             --verify checks type 1 only)
 //              [--symv-segments 1,2,4,...]   (symv tuning sweep: blocks per device team)
 //              [--uplo lower,upper]          (symv: the stored triangles measured; default both)
 //              [--sweeps 16,32,...] [--chunks 2048,n] [--t-factors gram,dots] [--fold-t 0,1,...,9]
@@ -41,6 +43,7 @@
 #include "keig/stages/ormtr.hpp"
 #include "keig/stages/sb2st.hpp"
 #include "keig/stages/sy2sb.hpp"
+#include "keig/stages/sygst.hpp"
 #include "keig/stages/symv.hpp"
 #include "keig/views/workspace.hpp"
 
@@ -66,6 +69,7 @@ struct Args {
   // eigh, generalized suites: A, B and Z with leading dimension n ("packed",
   // as a caller's n x n Views) or keig::aligned_leading_dimension ("aligned").
   bool aligned_ld = false;
+  std::vector<keig::GeneralizedType> problem_types = {keig::GeneralizedType::AxLBx};  // generalized suite
   // bt_sb2st suite: sigma values (empty: 16,32,64,128 on CUDA, 32 on hosts),
   // column chunks (0 stands for n), T factors and apply forms of the full runs.
   std::vector<index_t> sweeps, chunks = {2048, 0};
@@ -90,13 +94,13 @@ std::vector<std::string> split(const std::string& s) {
 
 [[noreturn]] void usage(const std::string& error) {
   std::fprintf(stderr,
-               "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|bt_sb2st|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
+               "keig-bench: %s\nusage: keig-bench [--suite symv|eigh|generalized|sy2sb|sb2st|sygst|bt_sb2st|all] [--n N1,N2,...] [--type double|float|cdouble|cfloat]\n"
                "                  [--space device|host] [--repeat R] [--jobs values,vectors,subset] [--csv FILE]\n"
                "                  [--methods one-stage,two-stage] [--band B] [--panel NB] [--peer vendor|none] [--verify]\n"
                "                  [--solver auto|dc|mrrr|bisection] [--runs R] [--ld packed|aligned] [--stage-times 1|0]\n"
+               "                  [--problem-type 1,2,3]\n"
                "                  [--symv-segments S1,S2,...] [--uplo lower,upper]\n"
                "                  [--sweeps S1,S2,...] [--chunks C1,n,...] [--t-factors gram,dots] [--fold-t 0,1,...,9]\n"
-               "                  [--queue L:R,...]\n"
                "                  [--queue L:R,...]\n"
                "                  [--batches B1,B2,...] [--cols M] [--groups G1,G2,...] [--blocks NB1,NB2,...]\n"
                "                  [--splits S1,S2,...]\n",
@@ -888,71 +892,146 @@ bool bench_generalized(const Args& args, const Space& space, std::vector<Row>& r
     auto w_keig = keig::allocate_vector<R>(space, "keig::bench::w", n);
     auto w_peer = keig::allocate_vector<R>(space, "keig::bench::w_peer", n);
     auto z = problem_matrix<T>(args, space, "keig::bench::Z", n, n);
-    for (const std::string job : {"values", "all", "1%"}) {
-      const bool vectors = job != "values";
-      const index_t m = job == "1%" ? std::max<index_t>(1, n / 100) : n;
-      auto run = [&](keig::Method method, auto& w) {
-        Kokkos::deep_copy(space, a, a0);
-        space.fence();
-        keig::Options o;
-        o.method = method;
-        o.band_width = args.band;
-        o.block_size = args.panel;
-        if (method != keig::Method::Vendor) {
-          o.tridiagonal_solver = args.solver;
-          o.stage_times = args.stage_times;
+    for (const auto type : args.problem_types) {
+      for (const std::string job : {"values", "all", "1%"}) {
+        const bool vectors = job != "values";
+        const index_t m = job == "1%" ? std::max<index_t>(1, n / 100) : n;
+        auto run = [&](keig::Method method, auto& w) {
+          Kokkos::deep_copy(space, a, a0);
+          space.fence();
+          keig::Options o;
+          o.method = method;
+          o.band_width = args.band;
+          o.block_size = args.panel;
+          o.generalized_type = type;
+          if (method != keig::Method::Vendor) {
+            o.tridiagonal_solver = args.solver;
+            o.stage_times = args.stage_times;
+          }
+          if (job == "1%") o.range = keig::Range::index(0, m - 1);
+          return vectors ? keig::eigh(space, a, b, w, z, o) : keig::eigvalsh(space, a, b, w, o);
+        };
+        double peer_s = 0;
+        std::string peer_name = "none";
+        if (args.peer != "none") {
+          try {
+            const auto seconds = [](const keig::Result& r) { return vendor_seconds(r, "keig::vendor::eigh_generalized"); };
+            const keig::Result peer = fastest_of(args.runs, [&] { return run(keig::Method::Vendor, w_peer); }, seconds);
+            peer_s = seconds(peer);
+            peer_name = peer.method.substr(8);
+          } catch (const keig::Error& e) {
+            std::printf("%lld icnma %s: the vendor solver failed (%s); keig runs alone\n", (long long)n, job.c_str(),
+                        e.what());
+            peer_name = "vendor failed";
+          }
         }
-        if (job == "1%") o.range = keig::Range::index(0, m - 1);
-        return vectors ? keig::eigh(space, a, b, w, z, o) : keig::eigvalsh(space, a, b, w, o);
-      };
-      double peer_s = 0;
-      std::string peer_name = "none";
-      if (args.peer != "none") {
-        try {
-          const auto seconds = [](const keig::Result& r) { return vendor_seconds(r, "keig::vendor::eigh_generalized"); };
-          const keig::Result peer = fastest_of(args.runs, [&] { return run(keig::Method::Vendor, w_peer); }, seconds);
-          peer_s = seconds(peer);
-          peer_name = peer.method.substr(8);
-        } catch (const keig::Error& e) {
-          std::printf("%lld icnma %s: the vendor solver failed (%s); keig runs alone\n", (long long)n, job.c_str(),
-                      e.what());
-          peer_name = "vendor failed";
+        for (const std::string& method : args.methods) {
+          const keig::Result mine = fastest_of(
+              args.runs,
+              [&] { return run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig); },
+              [](const keig::Result& r) { return r.seconds; });
+          std::ostringstream detail;
+          detail << stage_seconds(mine);
+          char buf[128];
+          if (peer_s > 0) {
+            auto wk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_keig);
+            auto wp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_peer);
+            double err = 0;
+            for (index_t i = 0; i < m; ++i)
+              err = std::max(err, std::abs(double(wk(i)) - double(wp(i))) / std::max(std::abs(double(wp(i))), 1e-300));
+            std::snprintf(buf, sizeof buf, "| max rel. eig diff %.2g", err);
+            detail << buf;
+          }
+          if (args.verify && vectors) {
+            const auto [residual, b_orthogonality] = device_accuracy_generalized<T>(
+                space, keig::Matrix<T, Space>(a0), keig::Matrix<T, Space>(b), keig::Vector<R, Space>(w_keig),
+                keig::Matrix<T, Space>(z), m);
+            const bool pass = residual <= 10.0 && b_orthogonality <= 10.0;  // DESIGN.md's contract
+            ok = ok && pass;
+            std::snprintf(buf, sizeof buf, " | residual %.3g B-orthogonality %.3g %s", residual, b_orthogonality,
+                          pass ? "PASSED" : "FAILED");
+            detail << buf;
+          }
+          const std::string type_note =
+              type == keig::GeneralizedType::AxLBx ? "" : ", type " + std::to_string(static_cast<int>(type));
+          rows.push_back({n, "icnma " + (vectors ? job + " vectors" : std::string("values")) + " (" + method +
+                                 (args.aligned_ld ? ", aligned ld" : "") + type_note + ")",
+                          peer_name, detail.str(), mine.seconds, peer_s});
+          std::printf("%s\n", (std::to_string(n) + " " + rows.back().what + " " + std::to_string(mine.seconds) + " s " +
+                               rows.back().detail).c_str());
+          std::fflush(stdout);
         }
       }
-      for (const std::string& method : args.methods) {
-        const keig::Result mine = fastest_of(
-            args.runs,
-            [&] { return run(method == "two-stage" ? keig::Method::TwoStage : keig::Method::OneStage, w_keig); },
-            [](const keig::Result& r) { return r.seconds; });
-        std::ostringstream detail;
-        detail << stage_seconds(mine);
-        char buf[128];
-        if (peer_s > 0) {
-          auto wk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_keig);
-          auto wp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_peer);
-          double err = 0;
-          for (index_t i = 0; i < m; ++i)
-            err = std::max(err, std::abs(double(wk(i)) - double(wp(i))) / std::max(std::abs(double(wp(i))), 1e-300));
-          std::snprintf(buf, sizeof buf, "| max rel. eig diff %.2g", err);
-          detail << buf;
+    }
+  }
+  return ok;
+}
+
+// sygst alone (stages::sygst, fenced, best of 2 after a warm-up) on the
+// IC-NMA-like pair's A and B's Cholesky factor, for each --problem-type: the
+// default (on GPUs her2k blocks over sygst_her2k_leaf_default rows split into
+// gemms) against one her2k a step (leaf n); both results must agree to
+// rounding. GPU only: hosts always run one her2k.
+template <class T, class Space>
+bool bench_sygst(const Args& args, const Space& space, std::vector<Row>& rows) {
+  namespace st = keig::stages;
+  if (!keig::backends::is_cuda_space_v<Space>) {
+    std::printf("sygst suite: the split her2k is a GPU path; nothing to compare on %s\n", Space::name());
+    return true;
+  }
+  keig::backends::Context<Space> ctx{space};
+  bool ok = true;
+  for (index_t n : args.sizes) {
+    auto a0 = problem_matrix<T>(args, space, "keig::bench::A0", n, n);
+    auto l = problem_matrix<T>(args, space, "keig::bench::L", n, n);
+    icnma_pair_on_device<T>(space, n, 5, keig::Matrix<T, Space>(a0), keig::Matrix<T, Space>(l));
+    keig::backends::potrf<T>(ctx, keig::Uplo::Lower, keig::Matrix<T, Space>(l), "B");
+    auto a = problem_matrix<T>(args, space, "keig::bench::A", n, n);
+    auto c_split = problem_matrix<T>(args, space, "keig::bench::C", n, n);
+    auto work = keig::allocate_vector<T>(space, "keig::bench::sygst_work", st::sygst_workspace_size<T, Space>(n));
+    for (const auto type : args.problem_types) {
+      double best[2] = {1e300, 1e300};
+      const index_t leaves[2] = {0, std::max<index_t>(n, st::sygst_her2k_leaf_min)};
+      for (int which = 0; which < 2; ++which)
+        for (int r = 0; r < 3; ++r) {
+          Kokkos::deep_copy(space, a, a0);
+          space.fence();
+          Kokkos::Timer timer;
+          st::sygst<T, Space>(ctx, type, keig::Matrix<T, Space>(a), keig::Matrix<T, Space>(l), 0,
+                              keig::Vector<T, Space>(work), leaves[which]);
+          space.fence();
+          if (r > 0) best[which] = std::min(best[which], timer.seconds());
+          if (which == 0 && r == 0) Kokkos::deep_copy(space, c_split, a);
         }
-        if (args.verify && vectors) {
-          const auto [residual, b_orthogonality] = device_accuracy_generalized<T>(
-              space, keig::Matrix<T, Space>(a0), keig::Matrix<T, Space>(b), keig::Vector<R, Space>(w_keig),
-              keig::Matrix<T, Space>(z), m);
-          const bool pass = residual <= 10.0 && b_orthogonality <= 10.0;  // DESIGN.md's contract
-          ok = ok && pass;
-          std::snprintf(buf, sizeof buf, " | residual %.3g B-orthogonality %.3g %s", residual, b_orthogonality,
-                        pass ? "PASSED" : "FAILED");
-          detail << buf;
-        }
-        rows.push_back({n, "icnma " + (vectors ? job + " vectors" : std::string("values")) + " (" + method +
-                               (args.aligned_ld ? ", aligned ld" : "") + ")",
-                        peer_name, detail.str(), mine.seconds, peer_s});
-        std::printf("%s\n", (std::to_string(n) + " " + rows.back().what + " " + std::to_string(mine.seconds) + " s " +
-                             rows.back().detail).c_str());
-        std::fflush(stdout);
-      }
+      // The lower triangles agree to rounding (the upper one holds scratch).
+      const keig::Matrix<T, Space> x = c_split, y = a;
+      double diff = 0, scale = 0;
+      Kokkos::parallel_reduce(
+          "keig::bench::sygst_diff", Kokkos::RangePolicy<Space>(space, 0, n),
+          KOKKOS_LAMBDA(const index_t j, double& m) {
+            for (index_t i = j; i < n; ++i) {
+              const double d = keig::compat::sqrt(double(keig::abs_squared(T(x(i, j) - y(i, j)))));
+              m = d > m ? d : m;
+            }
+          },
+          Kokkos::Max<double>(diff));
+      Kokkos::parallel_reduce(
+          "keig::bench::sygst_scale", Kokkos::RangePolicy<Space>(space, 0, n),
+          KOKKOS_LAMBDA(const index_t j, double& m) {
+            for (index_t i = j; i < n; ++i) {
+              const double d = keig::compat::sqrt(double(keig::abs_squared(y(i, j))));
+              m = d > m ? d : m;
+            }
+          },
+          Kokkos::Max<double>(scale));
+      const double rel = diff / std::max(scale, 1e-300);
+      const bool agree = rel <= 1e3 * double(n) * double(keig::unit_roundoff<T>());
+      ok = ok && agree;
+      const int t = static_cast<int>(type);
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%.1f TFLOP/s (n^3, type %d) | max rel. difference %.2g %s", double(n) * n * n /
+                    best[0] / 1e12, t, rel, agree ? "agree" : "DIFFER");
+      rows.push_back({n, "sygst type " + std::to_string(t), "one her2k a step", buf, best[0], best[1]});
     }
   }
   return ok;
@@ -1214,6 +1293,7 @@ int run(const Args& args) {
   if (args.suite == "eigh" || args.suite == "all") ok = bench_eigh<T>(args, space, rows) && ok;
   if (args.suite == "generalized") ok = bench_generalized<T>(args, space, rows) && ok;
   if (args.suite == "sy2sb") bench_sy2sb<T>(args, space, rows);
+  if (args.suite == "sygst") ok = bench_sygst<T>(args, space, rows) && ok;
   if (args.suite == "bt_sb2st") ok = bench_bt_sb2st<T>(args, space, rows);
   if (args.suite == "sb2st") ok = bench_sb2st<T>(args, space, rows) && ok;
   std::ofstream csv(args.csv);
@@ -1281,6 +1361,12 @@ int main(int argc, char** argv) {
       args.stage_times = v == "1";
     } else if (k == "--verify") {
       args.verify = true;
+    } else if (k == "--problem-type") {
+      args.problem_types.clear();
+      for (const auto& v : split(value())) {
+        if (v != "1" && v != "2" && v != "3") usage("--problem-type takes 1, 2 and/or 3");
+        args.problem_types.push_back(static_cast<keig::GeneralizedType>(std::stoi(v)));
+      }
     } else if (k == "--solver") {
       const std::string v = value();
       if (v == "auto") args.solver = keig::TridiagonalSolver::Auto;
@@ -1349,10 +1435,13 @@ int main(int argc, char** argv) {
     } else usage("unknown option '" + k + "'");
   }
   if (args.suite != "symv" && args.suite != "eigh" && args.suite != "all" && args.suite != "generalized" &&
-      args.suite != "bt_sb2st" && args.suite != "sy2sb" && args.suite != "sb2st")
-    usage("--suite must be symv, eigh, generalized, sy2sb, sb2st, bt_sb2st or all");
+      args.suite != "bt_sb2st" && args.suite != "sy2sb" && args.suite != "sb2st" && args.suite != "sygst")
+    usage("--suite must be symv, eigh, generalized, sy2sb, sb2st, sygst, bt_sb2st or all");
   for (index_t c : args.chunks)
     if (c < 0) usage("--chunks takes positive counts or n");
+  if (args.verify && (args.suite == "generalized" || args.suite == "all"))
+    for (const auto type : args.problem_types)
+      if (type != keig::GeneralizedType::AxLBx) usage("--verify checks the generalized type 1 only");
   try {
     if (args.space == "host") return dispatch<Kokkos::DefaultHostExecutionSpace>(args);
     return dispatch<Kokkos::DefaultExecutionSpace>(args);
