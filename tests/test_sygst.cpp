@@ -167,9 +167,8 @@ TYPED_TEST(Sygst, MatchesTheHostReferenceWithPoisonedUpperTriangles) {
     for (GeneralizedType type : {GeneralizedType::AxLBx, GeneralizedType::ABxLx, GeneralizedType::BAxLx}) {
       const HostMatrix<W> c_ref = reference_c(type, a_wide, l_wide);
       const double c_norm = frobenius(c_ref);
-      // Type 1 also with trailing blocks over 16 rows split into gemms (GPUs; hosts run one her2k).
-      std::vector<std::pair<index_t, index_t>> runs{{8, 0}, {32, 0}, {0, 0}};
-      if (type == GeneralizedType::AxLBx) runs.insert(runs.end(), {{8, 16}, {32, 16}, {0, 40}});
+      // Also with her2k blocks over 16 or 40 rows split into gemms (GPUs; hosts run one her2k).
+      const std::vector<std::pair<index_t, index_t>> runs{{8, 0}, {32, 0}, {0, 0}, {8, 16}, {32, 16}, {0, 40}};
       for (const auto& [nb, leaf] : runs) {
         SCOPED_TRACE(std::string(type_name(type)) + " n=" + std::to_string(n) + " nb=" + std::to_string(nb) +
                      " her2k_leaf=" + std::to_string(leaf));
@@ -299,44 +298,58 @@ TYPED_TEST(Sygst, RejectsBadArguments) {
             "nb");
 }
 
-// sygst's split her2k (GPUs' type 1) against one her2k on the backend under
-// test: C -= X Y^H + Y X^H on the lower triangle, from P = [X | Y | X], for
-// leaves that split once, several times and not at all; the strict upper
-// triangle of C is left as it was.
+// sygst's split her2k (GPUs) against one her2k on the backend under test,
+// in both of its forms: C -= X Y^H + Y X^H from P = [X | Y | X] (type 1's
+// trailing update) and C += X^H Y + Y^H X from P = [X; Y; X] (types 2 and
+// 3's leading one), on the lower triangle, for leaves that split once,
+// several times and not at all; the strict upper triangle of C is left as it
+// was.
 TYPED_TEST(Sygst, Her2kByGemmsMatchesOneHer2k) {
   using T = TypeParam;
   using R = real_t<T>;
+  using backends::Op;
   backends::Context<Space> ctx{Space()};
   std::mt19937_64 rng(99);
-  for (index_t m : {1, 17, 40, 131}) {
-    for (index_t kb : {1, 8, 33}) {
-      HostMatrix<T> p("p", m, 3 * kb);
-      for (index_t j = 0; j < 2 * kb; ++j)
-        for (index_t i = 0; i < m; ++i) p(i, j) = random_scalar<T>(rng);
-      for (index_t j = 0; j < kb; ++j)
-        for (index_t i = 0; i < m; ++i) p(i, 2 * kb + j) = p(i, j);
-      const HostMatrix<T> c0 = random_hermitian<T>(m, rng);
-      SpaceMatrix<T> pd = to_space(p), ref = to_space(c0);
-      backends::syr2k<T>(ctx, Uplo::Lower, backends::Op::NoTrans, T(-1), columns(to_matrix<Space>(pd), 0, kb),
-                         columns(to_matrix<Space>(pd), kb, kb), R(1), to_matrix<Space>(ref));
-      const HostMatrix<T> expected = to_host(ref);
-      for (index_t leaf : {index_t(16), index_t(64), index_t(1000)}) {
-        SCOPED_TRACE("m=" + std::to_string(m) + " kb=" + std::to_string(kb) + " leaf=" + std::to_string(leaf));
-        SpaceMatrix<T> cd = to_space(c0);
-        stages::detail::her2k_lower_by_gemms<T, Space>(ctx, to_matrix<Space>(pd), kb, to_matrix<Space>(cd), leaf);
-        Kokkos::fence();
-        const HostMatrix<T> c = to_host(cd);
-        double scale = 0, err = 0;
-        for (index_t j = 0; j < m; ++j)
-          for (index_t i = 0; i < m; ++i) {
-            if (i < j) {
-              ASSERT_EQ(c(i, j), c0(i, j)) << "upper entry (" << i << ", " << j << ") written";
-              continue;
+  for (const Op op : {Op::NoTrans, Op::ConjTrans}) {
+    const bool by_rows = op == Op::ConjTrans;
+    const R alpha = by_rows ? R(1) : R(-1);
+    for (index_t m : {1, 17, 40, 131}) {
+      for (index_t kb : {1, 8, 33}) {
+        // Operand part q (X, Y, X) as m x kb or, by rows, kb x m.
+        HostMatrix<T> p = by_rows ? HostMatrix<T>("p", 3 * kb, m) : HostMatrix<T>("p", m, 3 * kb);
+        const auto entry = [&](index_t q, index_t i, index_t j) -> T& {
+          return by_rows ? p(q * kb + j, i) : p(i, q * kb + j);
+        };
+        for (index_t q = 0; q < 2; ++q)
+          for (index_t j = 0; j < kb; ++j)
+            for (index_t i = 0; i < m; ++i) entry(q, i, j) = random_scalar<T>(rng);
+        for (index_t j = 0; j < kb; ++j)
+          for (index_t i = 0; i < m; ++i) entry(2, i, j) = entry(0, i, j);
+        const HostMatrix<T> c0 = random_hermitian<T>(m, rng);
+        SpaceMatrix<T> pd = to_space(p), ref = to_space(c0);
+        const Matrix<T, Space> pm = to_matrix<Space>(pd);
+        backends::syr2k<T>(ctx, Uplo::Lower, op, T(alpha), by_rows ? block(pm, 0, kb, 0, m) : columns(pm, 0, kb),
+                           by_rows ? block(pm, kb, 2 * kb, 0, m) : columns(pm, kb, kb), R(1), to_matrix<Space>(ref));
+        const HostMatrix<T> expected = to_host(ref);
+        for (index_t leaf : {index_t(16), index_t(64), index_t(1000)}) {
+          SCOPED_TRACE(std::string(by_rows ? "by rows" : "by columns") + " m=" + std::to_string(m) +
+                       " kb=" + std::to_string(kb) + " leaf=" + std::to_string(leaf));
+          SpaceMatrix<T> cd = to_space(c0);
+          stages::detail::her2k_lower_by_gemms<T, Space>(ctx, op, alpha, pm, kb, to_matrix<Space>(cd), leaf);
+          Kokkos::fence();
+          const HostMatrix<T> c = to_host(cd);
+          double scale = 0, err = 0;
+          for (index_t j = 0; j < m; ++j)
+            for (index_t i = 0; i < m; ++i) {
+              if (i < j) {
+                ASSERT_EQ(c(i, j), c0(i, j)) << "upper entry (" << i << ", " << j << ") written";
+                continue;
+              }
+              scale = std::max(scale, std::sqrt(double(abs_squared(expected(i, j)))));
+              err = std::max(err, std::sqrt(double(abs_squared(T(c(i, j) - expected(i, j))))));
             }
-            scale = std::max(scale, std::sqrt(double(abs_squared(expected(i, j)))));
-            err = std::max(err, std::sqrt(double(abs_squared(T(c(i, j) - expected(i, j))))));
-          }
-        EXPECT_LE(err, 8.0 * double(2 * kb + 1) * double(unit_roundoff<T>()) * std::max(scale, 1.0));
+          EXPECT_LE(err, 8.0 * double(2 * kb + 1) * double(unit_roundoff<T>()) * std::max(scale, 1.0));
+        }
       }
     }
   }

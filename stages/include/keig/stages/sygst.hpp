@@ -29,7 +29,8 @@
 // batched triangular solve against the identity. cuBLAS's triangular solves
 // of these shapes are chains of small launches at 1-8 TFLOP/s; they took
 // 29.7 of sygst's 137.5 ms at n = 16384 (H100, twenty-fourth stop's trace).
-// The her2k on large trailing blocks is split into gemms of inner size 2 nb
+// The her2k on large blocks (type 1's trailing ones, types 2 and 3's
+// leading ones) is split into gemms of inner size 2 nb
 // (sygst_her2k_leaf_default). The inverses and an n x 3 nb scratch (the
 // products that replace in-place solves, the split her2k's operands) live
 // in the caller's workspace (sygst_workspace_size; none on hosts, whose
@@ -76,7 +77,9 @@ inline constexpr index_t sygst_block_default = backends::is_cuda_space_v<ExecSpa
 // n = 16384: 76.5-76.9 ms with one syr2k a step, leaves of 1024 / 2048 /
 // 3072 / 4096 / 6144 rows 70.1 / 66.9-67.1 / 66.8-68.4 / 65.3-66.9 /
 // 65.0-70.0 ms; n = 20694: 163.3-165.7 ms, 143.5-145.5 / 141.3-142.5 /
-// 137.1-137.4 / 136.0-139.9 / 138.5-138.8 ms.
+// 137.1-137.4 / 136.0-139.9 / 138.5-138.8 ms. Types 2 and 3 split their
+// her2k on the leading k x k block the same way, from [A10; L10; A10]
+// stacked by rows.
 template <class ExecSpace>
 inline constexpr index_t sygst_her2k_leaf_default = 4096;
 // The smallest leaf sygst accepts: the split needs room for its granule.
@@ -88,6 +91,11 @@ namespace detail {
 // their inverses on ExecSpace (GPUs; see the header comment).
 template <class ExecSpace>
 inline constexpr bool sygst_inverse_blocks_v = backends::is_cuda_space_v<ExecSpace>;
+
+// Whether the her2k of large blocks is split into gemms on ExecSpace (GPUs;
+// sygst_her2k_leaf_default says why).
+template <class ExecSpace>
+inline constexpr bool sygst_split_her2k_v = backends::is_cuda_space_v<ExecSpace>;
 
 // Entries of T that hold `count` pointers anywhere in a T workspace (8-byte
 // alignment included).
@@ -248,31 +256,42 @@ void sygst_finish_block_columns(const backends::Context<ExecSpace>& ctx, const M
   }
 }
 
-// C -= X Y^H + Y X^H on C's lower triangle (her2k / syr2k with alpha = -1,
-// beta = 1) for p = [X | Y | X] (m x 3 kb) and c (m x m): at most `leaf`
-// rows one her2k; else C's lower-left block C(mid:m, 0:mid) -= P(mid:m)
-// Q(0:mid)^H as one gemm of inner size 2 kb, with P = [X | Y] = p(:, 0:2kb)
-// and Q = [Y | X] = p(:, kb:3kb) (so P Q^H = X Y^H + Y X^H), and both
-// diagonal halves the same way. The split falls on a multiple of 256 rows
-// (8 for leaves under 512, as the tests use), so every block starts where C
-// does, modulo whole 256-row steps. leaf >= sygst_her2k_leaf_min.
+// C += alpha (X Y^H + Y X^H) on C's lower triangle (her2k / syr2k, alpha
+// real, beta = 1; op = ConjTrans: C += alpha (X^H Y + Y^H X)) for c (m x m)
+// and p = [X | Y | X] (m x 3 kb; ConjTrans: [X; Y; X], 3 kb x m): at most
+// `leaf` rows one her2k; else C's lower-left block C(mid:m, 0:mid) gets
+// alpha P(mid:m) Q(0:mid)^H as one gemm of inner size 2 kb, with
+// P = [X | Y] = p(:, 0:2kb) and Q = [Y | X] = p(:, kb:3kb) (so
+// P Q^H = X Y^H + Y X^H; ConjTrans the same by rows), and both diagonal
+// halves the same way. The split falls on a multiple of 256 rows (8 for
+// leaves under 512, as the tests use), so every block starts where C does,
+// modulo whole 256-row steps. leaf >= sygst_her2k_leaf_min.
 template <class T, class ExecSpace>
-void her2k_lower_by_gemms(const backends::Context<ExecSpace>& ctx, const Matrix<T, ExecSpace>& p, index_t kb,
-                          const Matrix<T, ExecSpace>& c, index_t leaf) {
+void her2k_lower_by_gemms(const backends::Context<ExecSpace>& ctx, backends::Op op, real_t<T> alpha,
+                          const Matrix<T, ExecSpace>& p, index_t kb, const Matrix<T, ExecSpace>& c, index_t leaf) {
   using backends::Op;
   using R = real_t<T>;
+  const bool by_rows = op != Op::NoTrans;
   const index_t m = c.extent(0);
   if (m == 0 || kb == 0) return;
+  // The operand's rows [i0, i1) of C and its parts [j0, j1) of 3 kb.
+  const auto part = [&](index_t i0, index_t i1, index_t j0, index_t j1) {
+    return by_rows ? block(p, j0, j1, i0, i1) : block(p, i0, i1, j0, j1);
+  };
   if (m <= leaf) {
-    backends::syr2k<T>(ctx, Uplo::Lower, Op::NoTrans, T(-1), columns(p, 0, kb), columns(p, kb, kb), R(1), c);
+    backends::syr2k<T>(ctx, Uplo::Lower, op, T(alpha), part(0, m, 0, kb), part(0, m, kb, 2 * kb), R(1), c);
     return;
   }
   const index_t granule = leaf >= 512 ? 256 : 8;
   const index_t mid = ((m + 1) / 2 + granule - 1) / granule * granule;  // < m since m > leaf >= 2 granule
-  backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(-1), block(p, mid, m, 0, 2 * kb), block(p, 0, mid, kb, 3 * kb),
-                    T(1), block(c, mid, m, 0, mid));
-  her2k_lower_by_gemms<T, ExecSpace>(ctx, block(p, 0, mid, 0, 3 * kb), kb, block(c, 0, mid, 0, mid), leaf);
-  her2k_lower_by_gemms<T, ExecSpace>(ctx, block(p, mid, m, 0, 3 * kb), kb, block(c, mid, m, mid, m), leaf);
+  if (by_rows)
+    backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(alpha), part(mid, m, 0, 2 * kb), part(0, mid, kb, 3 * kb),
+                      T(1), block(c, mid, m, 0, mid));
+  else
+    backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(alpha), part(mid, m, 0, 2 * kb), part(0, mid, kb, 3 * kb),
+                      T(1), block(c, mid, m, 0, mid));
+  her2k_lower_by_gemms<T, ExecSpace>(ctx, op, alpha, part(0, mid, 0, 3 * kb), kb, block(c, 0, mid, 0, mid), leaf);
+  her2k_lower_by_gemms<T, ExecSpace>(ctx, op, alpha, part(mid, m, 0, 3 * kb), kb, block(c, mid, m, mid, m), leaf);
 }
 
 // The operands of her2k_lower_by_gemms from type 1's step: s = p(:, 0:kb)
@@ -292,6 +311,23 @@ void spread_her2k_operands(const ExecSpace& space, const Matrix<T, ExecSpace>& p
       });
 }
 
+// The operands of her2k_lower_by_gemms by rows from a type 2 / 3 step:
+// p (3 kb x k) := [A10; L10; A10].
+template <class T, class ExecSpace>
+void stack_her2k_operands(const ExecSpace& space, const Matrix<T, ExecSpace>& p, const Matrix<T, ExecSpace>& a10,
+                          const Matrix<T, ExecSpace>& l10) {
+  const index_t kb = a10.extent(0), k = a10.extent(1);
+  using Policy2 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+  Kokkos::parallel_for(
+      "keig::sygst::stack_her2k_operands", Policy2(space, {0, 0}, {kb, k}),
+      KOKKOS_LAMBDA(const index_t i, const index_t j) {
+        const T x = a10(i, j);
+        p(i, j) = x;
+        p(kb + i, j) = l10(i, j);
+        p(2 * kb + i, j) = x;
+      });
+}
+
 inline void sygst_check_type(GeneralizedType type, const char* routine) {
   const int t = static_cast<int>(type);
   if (t < 1 || t > 3)
@@ -302,8 +338,8 @@ inline void sygst_check_type(GeneralizedType type, const char* routine) {
 }  // namespace detail
 
 // Workspace entries of sygst for n and block size nb (0: the default): on
-// GPUs the inverted diagonal blocks of L and an n x 3 nb scratch (type 1; the
-// other types use none of it); none on hosts.
+// GPUs the inverted diagonal blocks of L and an n x 3 nb scratch (type 1;
+// types 2 and 3 use the scratch alone, as 3 nb x n); none on hosts.
 template <class T, class ExecSpace>
 index_t sygst_workspace_size(index_t n, index_t nb = 0) {
   if (nb <= 0) nb = sygst_block_default<ExecSpace>;
@@ -314,10 +350,9 @@ index_t sygst_workspace_size(index_t n, index_t nb = 0) {
 // Reduces (A, B = L L^H) to the standard problem C in place (see the header
 // comment for the storage contract). a, l: n x n; nb: block size, 0 selects
 // sygst_block_default; work: sygst_workspace_size(n, nb) entries (none on
-// hosts); her2k_leaf: type 1 on GPUs, the largest trailing block updated by
-// one her2k (0: sygst_her2k_leaf_default; else at least
-// sygst_her2k_leaf_min; hosts always run one her2k). Asynchronous on
-// ctx.space().
+// hosts); her2k_leaf: GPUs, the largest block updated by one her2k (0:
+// sygst_her2k_leaf_default; else at least sygst_her2k_leaf_min; hosts
+// always run one her2k). Asynchronous on ctx.space().
 template <class T, class ExecSpace>
 void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const Matrix<T, ExecSpace>& a,
            const Matrix<T, ExecSpace>& l, index_t nb = 0, const Vector<T, ExecSpace>& work = {},
@@ -342,7 +377,8 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
   if (nb == 0) nb = sygst_block_default<ExecSpace>;
   if (her2k_leaf == 0) her2k_leaf = sygst_her2k_leaf_default<ExecSpace>;
   constexpr bool inverse_blocks = detail::sygst_inverse_blocks_v<ExecSpace>;
-  const index_t needed = type == GeneralizedType::AxLBx ? sygst_workspace_size<T, ExecSpace>(n, nb) : 0;
+  constexpr bool split_her2k = detail::sygst_split_her2k_v<ExecSpace>;
+  const index_t needed = sygst_workspace_size<T, ExecSpace>(n, nb);
   if (static_cast<index_t>(work.extent(0)) < needed)
     throw InvalidArgument("work", "sygst: needs sygst_workspace_size(n, nb) = " + std::to_string(needed) +
                                       " entries, got " + std::to_string(work.extent(0)));
@@ -376,7 +412,7 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
           backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(1), A21, inverses.block(k, kb), T(0), s);
           backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), s);
           detail::spread_her2k_operands<T, ExecSpace>(ctx.space(), p, A21, L21);
-          detail::her2k_lower_by_gemms<T, ExecSpace>(ctx, p, kb, A22, her2k_leaf);
+          detail::her2k_lower_by_gemms<T, ExecSpace>(ctx, Op::NoTrans, R(-1), p, kb, A22, her2k_leaf);
         } else {
           backends::trsm<T>(ctx, Side::Right, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), L11, A21);
           backends::symm<T>(ctx, Side::Right, Uplo::Lower, T(R(-0.5)), A11, L21, T(1), A21);
@@ -392,7 +428,10 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
     detail::sygst_finish_block_columns<T, ExecSpace>(ctx, a, l, nb, inverse_blocks ? &inverses : nullptr, scratch);
   } else {
     // LAPACK ?hegst, itype = 2 or 3, lower: the leading k x k part is already
-    // C's; each step extends it by kb rows and columns.
+    // C's; each step extends it by kb rows and columns. On GPUs the her2k on
+    // the leading part is split into gemms as type 1's trailing one, from
+    // [A10; L10; A10] in the scratch.
+    T* const scratch = split_her2k ? detail::scratch_after_inverses(work.data(), n, nb) : nullptr;
     for (index_t k = 0; k < n; k += nb) {
       const index_t kb = nb < n - k ? nb : n - k, k2 = k + kb;
       const Matrix<T, ExecSpace> A11 = block(a, k, k2, k, k2), L11 = block(l, k, k2, k, k2);
@@ -401,7 +440,13 @@ void sygst(const backends::Context<ExecSpace>& ctx, GeneralizedType type, const 
         const Matrix<T, ExecSpace> A00 = block(a, 0, k, 0, k), L00 = block(l, 0, k, 0, k);
         backends::trmm<T>(ctx, Side::Right, Uplo::Lower, Op::NoTrans, Diag::NonUnit, T(1), L00, A10);
         backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(R(0.5)), A11, L10, T(1), A10);
-        backends::syr2k<T>(ctx, Uplo::Lower, Op::ConjTrans, T(1), A10, L10, R(1), A00);
+        if constexpr (split_her2k) {
+          const Matrix<T, ExecSpace> p = make_matrix<T, ExecSpace>(scratch, 3 * kb, k, 3 * kb);
+          detail::stack_her2k_operands<T, ExecSpace>(ctx.space(), p, A10, L10);
+          detail::her2k_lower_by_gemms<T, ExecSpace>(ctx, Op::ConjTrans, R(1), p, kb, A00, her2k_leaf);
+        } else {
+          backends::syr2k<T>(ctx, Uplo::Lower, Op::ConjTrans, T(1), A10, L10, R(1), A00);
+        }
         backends::symm<T>(ctx, Side::Left, Uplo::Lower, T(R(0.5)), A11, L10, T(1), A10);
         backends::trmm<T>(ctx, Side::Left, Uplo::Lower, Op::ConjTrans, Diag::NonUnit, T(1), L11, A10);
       }
