@@ -284,12 +284,11 @@ void her2k_lower_by_gemms(const backends::Context<ExecSpace>& ctx, backends::Op 
   }
   const index_t granule = leaf >= 512 ? 256 : 8;
   const index_t mid = ((m + 1) / 2 + granule - 1) / granule * granule;  // < m since m > leaf >= 2 granule
-  if (by_rows)
-    backends::gemm<T>(ctx, Op::ConjTrans, Op::NoTrans, T(alpha), part(mid, m, 0, 2 * kb), part(0, mid, kb, 3 * kb),
-                      T(1), block(c, mid, m, 0, mid));
-  else
-    backends::gemm<T>(ctx, Op::NoTrans, Op::ConjTrans, T(alpha), part(mid, m, 0, 2 * kb), part(0, mid, kb, 3 * kb),
-                      T(1), block(c, mid, m, 0, mid));
+  // By rows p holds P^H and Q^H, so the product is (P^H)^H (Q^H).
+  const Op left = by_rows ? Op::ConjTrans : Op::NoTrans;
+  const Op right = by_rows ? Op::NoTrans : Op::ConjTrans;
+  backends::gemm<T>(ctx, left, right, T(alpha), part(mid, m, 0, 2 * kb), part(0, mid, kb, 3 * kb), T(1),
+                    block(c, mid, m, 0, mid));
   her2k_lower_by_gemms<T, ExecSpace>(ctx, op, alpha, part(0, mid, 0, 3 * kb), kb, block(c, 0, mid, 0, mid), leaf);
   her2k_lower_by_gemms<T, ExecSpace>(ctx, op, alpha, part(mid, m, 0, 3 * kb), kb, block(c, mid, m, mid, m), leaf);
 }
